@@ -15,6 +15,13 @@ export interface QuotaWindow {
   utilization?: number;
   /** When the window resets, epoch ms. Absent or 0 means unknown. */
   resetAtMs?: number;
+  /**
+   * When this window was observed, epoch ms, when that is earlier than its snapshot's
+   * `observedAtMs`. Set by `mergeSnapshot` (src/quota/merge.ts) on a window carried over from an
+   * older snapshot, so a carried window still ages out 15 min after its own observation instead
+   * of being refreshed by every merge. Absent: the snapshot's `observedAtMs`.
+   */
+  observedAtMs?: number;
 }
 
 /** A model-scoped window with the time it was observed (scoped windows are merged across snapshots). */
@@ -30,6 +37,8 @@ export interface OverageInfo {
   resetAtMs?: number;
   utilization?: number;
   disabledReason?: string;
+  /** As `QuotaWindow.observedAtMs`: set only when carried over from an older snapshot by `mergeSnapshot`. */
+  observedAtMs?: number;
 }
 
 /** Where a snapshot came from; decides the units its parser used. */
@@ -46,6 +55,13 @@ export interface QuotaSnapshot {
   unifiedResetAtMs?: number;
   /** `anthropic-ratelimit-unified-representative-claim`, e.g. `five_hour`, `seven_day`. */
   representativeClaim?: string;
+  /**
+   * When `unifiedStatus` / `unifiedResetAtMs` / `representativeClaim` were observed, epoch ms,
+   * when earlier than `observedAtMs` — set by `mergeSnapshot` when it carries them over from an
+   * older snapshot (e.g. into a usage-endpoint snapshot, which never reports them). Absent:
+   * `observedAtMs`.
+   */
+  unifiedObservedAtMs?: number;
   /** The 5h session window. */
   session?: QuotaWindow;
   /** The 7d weekly window. */

@@ -1,0 +1,38 @@
+/**
+ * Claude Code's own login, for "import": `~/.claude/.credentials.json`
+ * (`CLAUDE_CONFIG_DIR` relocates it) holds `claudeAiOauth {accessToken,
+ * refreshToken, expiresAt (epoch ms), …}` (anthropic-wire.md §1).
+ * Importing a login Claude Code keeps using means two parties rotate one
+ * refresh token; callers must warn the user.
+ */
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { Credentials } from './types';
+
+/** Default location of Claude Code's credentials file. */
+export function claudeCodeCredentialsPath(env: NodeJS.ProcessEnv = process.env): string {
+  const dir = env.CLAUDE_CONFIG_DIR && env.CLAUDE_CONFIG_DIR.trim() ? env.CLAUDE_CONFIG_DIR : path.join(os.homedir(), '.claude');
+  return path.join(dir, '.credentials.json');
+}
+
+/**
+ * Reads Claude Code's login.
+ * @throws Error (message names the file, never a token) when missing or malformed
+ */
+export async function readClaudeCodeLogin(file: string): Promise<Credentials & { subscriptionType?: string }> {
+  let data: unknown;
+  try {
+    data = JSON.parse(await fs.readFile(file, 'utf8'));
+  } catch (err) {
+    throw new Error(`cannot read Claude Code's login at ${file}: ${(err as NodeJS.ErrnoException).code ?? 'not JSON'}`);
+  }
+  const o = (data as { claudeAiOauth?: Record<string, unknown> } | null)?.claudeAiOauth;
+  if (!o || typeof o.accessToken !== 'string') throw new Error(`${file} holds no claudeAiOauth login`);
+  return {
+    accessToken: o.accessToken,
+    refreshToken: typeof o.refreshToken === 'string' ? o.refreshToken : undefined,
+    expiresAtMs: typeof o.expiresAt === 'number' ? o.expiresAt : undefined,
+    subscriptionType: typeof o.subscriptionType === 'string' ? o.subscriptionType : undefined,
+  };
+}

@@ -1,0 +1,101 @@
+/**
+ * Access tokens for every account, with single-flight refresh.
+ *
+ * Rules (anthropic-wire.md §5): one refresh in flight per account, shared by
+ * every caller; re-read the store before refreshing and adopt a newer token;
+ * persist the new pair before any waiter uses it; keep the old refresh token
+ * when none is returned; `invalid_grant` on a superseded token is a race, not
+ * a dead account. A failed refresh never deletes a stored credential.
+ */
+import type { CredentialStore, Credentials } from './types';
+import { RefreshError, type TokenRefresher } from './oauth';
+
+/** Refresh proactively when the token expires within this long (ms). */
+export const REFRESH_SKEW_MS = 5 * 60_000;
+
+export class TokenManager {
+  private readonly refreshing = new Map<string, Promise<Credentials>>();
+  /** Last credentials seen per account; the hot path reads this, refreshes re-read the store. */
+  private readonly cache = new Map<string, Credentials>();
+
+  constructor(
+    private readonly store: CredentialStore,
+    private readonly refresher: TokenRefresher,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /**
+   * The credentials to use for a request now: refreshed first when the access
+   * token is about to expire and a refresh token exists.
+   * @throws RefreshError('no_refresh_token') when the account has no credentials at all
+   */
+  async current(label: string): Promise<Credentials> {
+    let stored = this.cache.get(label);
+    if (!stored) {
+      stored = await this.store.get(label);
+      if (stored) this.cache.set(label, stored);
+    }
+    if (!stored) throw new RefreshError('no_refresh_token', `account ${label} has no credentials`);
+    if (stored.refreshToken && stored.expiresAtMs !== undefined && stored.expiresAtMs - this.now() < REFRESH_SKEW_MS) {
+      try {
+        return await this.refresh(label, stored.accessToken);
+      } catch (err) {
+        // Still valid for a moment? Use it rather than fail the request.
+        if (stored.expiresAtMs > this.now()) return stored;
+        throw err;
+      }
+    }
+    return stored;
+  }
+
+  /**
+   * Refreshes after `rejectedAccessToken` was refused (or is expiring).
+   * Concurrent callers share one refresh. Resolves to credentials whose access
+   * token differs from the rejected one.
+   * @throws RefreshError — `invalid_grant` / `no_refresh_token` mean a person must sign in again
+   */
+  refresh(label: string, rejectedAccessToken: string): Promise<Credentials> {
+    const pending = this.refreshing.get(label);
+    if (pending) return pending;
+    const run = this.doRefresh(label, rejectedAccessToken)
+      .then((c) => {
+        this.cache.set(label, c);
+        return c;
+      })
+      .finally(() => this.refreshing.delete(label));
+    this.refreshing.set(label, run);
+    return run;
+  }
+
+  /** Forgets the cached credentials of one account (or all): the store changed underneath. */
+  invalidate(label?: string): void {
+    if (label === undefined) this.cache.clear();
+    else this.cache.delete(label);
+  }
+
+  private async doRefresh(label: string, rejectedAccessToken: string): Promise<Credentials> {
+    const stored = await this.store.get(label);
+    if (!stored) throw new RefreshError('no_refresh_token', `account ${label} has no credentials`);
+    // Someone (another request, window or process) already rotated it: adopt theirs.
+    if (stored.accessToken !== rejectedAccessToken) return stored;
+    if (!stored.refreshToken) throw new RefreshError('no_refresh_token', `account ${label} has no refresh token`);
+    let grant;
+    try {
+      grant = await this.refresher(stored.refreshToken);
+    } catch (err) {
+      if (err instanceof RefreshError && err.failure === 'invalid_grant') {
+        const latest = await this.store.get(label);
+        if (latest && latest.refreshToken !== stored.refreshToken) return latest; // lost a race, not dead
+      }
+      throw err;
+    }
+    const next: Credentials = {
+      ...stored,
+      accessToken: grant.accessToken,
+      refreshToken: grant.refreshToken ?? stored.refreshToken,
+      expiresAtMs: grant.expiresAtMs,
+    };
+    await this.store.set(label, next);
+    return next;
+  }
+}

@@ -1,0 +1,40 @@
+/**
+ * The account model. Metadata (label, kind, fallback, enabled, order) is
+ * configuration; credentials live only in a `CredentialStore`.
+ */
+
+/** How an account authenticates upstream. */
+export type AccountKind = 'oauth' | 'api_key';
+
+/** An account's non-secret description. */
+export interface AccountInfo {
+  /** Unique, shown everywhere (never a token). */
+  label: string;
+  kind: AccountKind;
+  /** A pay-as-you-go fallback: tried last, never bound. */
+  fallback: boolean;
+  enabled: boolean;
+}
+
+/** An account's secrets. Never logged, never in `/status`, settings or decisions. */
+export interface Credentials {
+  /** OAuth access token (`sk-ant-oat01-…`) or API key (`sk-ant-api03-…`). */
+  accessToken: string;
+  /** OAuth refresh token (`sk-ant-ort01-…`); rotated on every refresh. */
+  refreshToken?: string;
+  /** When the access token expires, epoch ms; undefined when unknown (long-lived). */
+  expiresAtMs?: number;
+  /** Fingerprint of the config file's copy this credential was seeded from (see seedCredentials). */
+  seedFingerprint?: string;
+}
+
+/**
+ * Where credentials are kept. Implementations must write atomically: a reader
+ * sees the old pair or the new pair, never half of one.
+ */
+export interface CredentialStore {
+  get(label: string): Promise<Credentials | undefined>;
+  set(label: string, credentials: Credentials): Promise<void>;
+  delete(label: string): Promise<void>;
+  labels(): Promise<string[]>;
+}

@@ -1,0 +1,48 @@
+/**
+ * `claude-router demo`: a fake Anthropic upstream with three simulated
+ * accounts plus the proxy in front of it, so a new user can watch routing
+ * work without a real account. State lives in a throwaway directory.
+ */
+import { mkdtempSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { startFakeUpstream, type SimAccountSpec } from '../sim';
+import { streamLogger } from '../proxy/log';
+import { startRouter } from './runtime';
+import { waitForSignal } from './main';
+
+/** The demo's simulated accounts: different fill levels so the ranking has something to decide. */
+export const DEMO_ACCOUNTS: SimAccountSpec[] = [
+  { label: 'work', accessToken: 'sk-ant-oat01-demo-work', refreshToken: 'sk-ant-ort01-demo-work', initialFiveHourUsed: 0.35, initialSevenDayUsed: 0.62, sevenDayResetInMs: 2 * 86_400_000 },
+  { label: 'personal', accessToken: 'sk-ant-oat01-demo-personal', refreshToken: 'sk-ant-ort01-demo-personal', initialFiveHourUsed: 0.1, initialSevenDayUsed: 0.2, sevenDayResetInMs: 5 * 86_400_000 },
+  { label: 'team', accessToken: 'sk-ant-oat01-demo-team', refreshToken: 'sk-ant-ort01-demo-team', initialFiveHourUsed: 0.8, initialSevenDayUsed: 0.4, sevenDayResetInMs: 3 * 86_400_000 },
+];
+
+export async function runDemo(argv: string[], parsePort: (v: string | undefined) => number | undefined): Promise<void> {
+  const { values } = parseArgs({ args: argv, options: { port: { type: 'string', short: 'p' }, 'log-level': { type: 'string' } }, strict: true });
+  const sim = await startFakeUpstream({ accounts: DEMO_ACCOUNTS });
+  const stateDir = mkdtempSync(path.join(os.tmpdir(), 'claude-router-demo-'));
+  const log = streamLogger((l) => process.stderr.write(l), values['log-level'] === 'debug' ? 'debug' : 'info');
+  const router = await startRouter({
+    config: {
+      listen: { host: '127.0.0.1', port: parsePort(values.port) ?? 0 },
+      upstream: { baseUrl: sim.url, tokenUrl: sim.tokenUrl },
+      stateDir,
+      accounts: DEMO_ACCOUNTS.map((a) => ({ label: a.label, accessToken: a.accessToken, refreshToken: a.refreshToken })),
+    },
+    log,
+  });
+  process.stdout.write(
+    `Claude Router demo: ${DEMO_ACCOUNTS.length} simulated accounts (${DEMO_ACCOUNTS.map((a) => a.label).join(', ')}) behind a fake Anthropic upstream.\n` +
+      'Point Claude Code at it (in another terminal):\n' +
+      `  export ANTHROPIC_BASE_URL=${router.url}\n` +
+      `  export ANTHROPIC_AUTH_TOKEN=${router.clientKey}\n` +
+      `Watch the pool: curl -s -H 'x-claude-router-key: ${router.clientKey}' ${router.url}/status\n` +
+      `Decisions are logged to ${path.join(stateDir, 'decisions.jsonl')}. Ctrl-C stops the demo.\n` +
+      `listening on ${router.url}\n`,
+  );
+  await waitForSignal();
+  await router.close();
+  await sim.close();
+}

@@ -1,0 +1,124 @@
+/**
+ * `claude-router`: the standalone proxy and its tools.
+ *
+ *   claude-router start --config proxy-config.yaml [--port N]
+ *   claude-router status [--config F] [--json]
+ *   claude-router demo [--port N]
+ *   claude-router accounts list|add|import|remove …
+ *
+ * Arguments are parsed with node's util.parseArgs; exit codes: 0 ok,
+ * 1 runtime failure, 2 bad usage or invalid configuration.
+ */
+import { parseArgs } from 'node:util';
+import { loadConfigFile } from '../config/load';
+import type { ConfigInput } from '../config/schema';
+import { streamLogger, type LogLevel } from '../proxy/log';
+import { startRouter } from './runtime';
+import { runStatus } from './statusCommand';
+import { runAccounts } from './accountsCommand';
+import { runDemo } from './demo';
+
+const USAGE = `usage:
+  claude-router start --config <proxy-config.yaml> [--port <n>] [--log-level debug|info|warn|error]
+  claude-router status [--config <file>] [--json]
+  claude-router demo [--port <n>]
+  claude-router accounts list [--config <file>]
+  claude-router accounts add --label <name> (--access-token <t> [--refresh-token <t>] [--expires-at <iso|ms>] | --api-key <k> [--fallback]) [--config <file>]
+  claude-router accounts import [--label <name>] [--credentials-file <~/.claude/.credentials.json>] [--config <file>]
+  claude-router accounts remove <label> [--config <file>]
+`;
+
+/** A usage or configuration error: printed without a stack, exit code 2. */
+export class UsageError extends Error {}
+
+/** Loads `--config` (or an empty config when absent and `optional`). */
+export async function configFromArgs(file: string | undefined, optional: boolean): Promise<{ config: ConfigInput; path?: string }> {
+  if (!file) {
+    if (optional) return { config: {} };
+    throw new UsageError('--config <proxy-config.yaml> is required');
+  }
+  const result = await loadConfigFile(file);
+  if (!result.ok) throw new UsageError(`invalid configuration:\n${result.error}`);
+  return { config: result.config, path: file };
+}
+
+function parsePort(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new UsageError(`--port: expected an integer 0–65535, got "${value}"`);
+  return n;
+}
+
+async function runStart(argv: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { config: { type: 'string', short: 'c' }, port: { type: 'string', short: 'p' }, 'log-level': { type: 'string' } },
+    strict: true,
+  });
+  const level = (values['log-level'] ?? 'info') as LogLevel;
+  if (!['debug', 'info', 'warn', 'error'].includes(level)) throw new UsageError(`--log-level: expected debug, info, warn or error`);
+  const { config, path } = await configFromArgs(values.config, false);
+  const log = streamLogger((l) => process.stderr.write(l), level);
+  const router = await startRouter({ config, configPath: path, port: parsePort(values.port), log });
+  process.stdout.write(`listening on ${router.url}\n`);
+  log.info(`state directory: ${router.stateDir}`);
+  await waitForSignal();
+  await router.close();
+}
+
+/** Resolves on SIGINT or SIGTERM. */
+export function waitForSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      process.off('SIGINT', done);
+      process.off('SIGTERM', done);
+      resolve();
+    };
+    process.on('SIGINT', done);
+    process.on('SIGTERM', done);
+  });
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'start':
+        await runStart(rest);
+        return 0;
+      case 'status':
+        return await runStatus(rest);
+      case 'demo':
+        await runDemo(rest, parsePort);
+        return 0;
+      case 'accounts':
+        return await runAccounts(rest);
+      case undefined:
+      case 'help':
+      case '--help':
+      case '-h':
+        process.stdout.write(USAGE);
+        return command === undefined ? 2 : 0;
+      default:
+        throw new UsageError(`unknown command "${command}"`);
+    }
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (err instanceof UsageError || (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS'))) {
+      process.stderr.write(`claude-router: ${(err as Error).message}\n${err instanceof UsageError ? '' : USAGE}`);
+      return 2;
+    }
+    process.stderr.write(`claude-router: ${(err as Error).message}\n`);
+    return 1;
+  }
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err) => {
+      process.stderr.write(`claude-router: ${(err as Error).stack ?? String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,152 @@
+/**
+ * Composition root of the standalone proxy: config → stores → engine →
+ * listener → hot reload. `claude-router start`, `claude-router demo` and the
+ * integration tests all start the router through `startRouter`.
+ */
+import * as path from 'node:path';
+import { AccountRegistry } from '../accounts/registry';
+import { FileCredentialStore } from '../accounts/fileCredentialStore';
+import { oauthRefresher } from '../accounts/oauth';
+import { seedCredentials, type SeedCredential } from '../accounts/seed';
+import { TokenManager } from '../accounts/tokenManager';
+import type { AccountInfo } from '../accounts/types';
+import { DEFAULT_SERVER_SETTINGS, policyFrom, type ConfigInput } from '../config/schema';
+import { camelToKebab } from '../config/keys';
+import { watchConfigFile, type ConfigWatcher } from '../config/watch';
+import { DecisionLog } from '../proxy/decisionLog';
+import { RouterEngine, type RuntimeConfig } from '../proxy/engine';
+import type { Logger } from '../proxy/log';
+import { RouterState } from '../proxy/routerState';
+import { listen, type ProxyServer } from '../proxy/server';
+import { persistState, type StatePersistence } from '../proxy/statePersistence';
+import { defaultStateDir, expandHome, loadOrCreateClientKey } from './stateDir';
+
+export interface StartOptions {
+  config: ConfigInput;
+  /** The file `config` came from; watched for hot reload when given. */
+  configPath?: string;
+  /** Overrides `listen.port` (`--port`). */
+  port?: number;
+  log: Logger;
+  env?: NodeJS.ProcessEnv;
+  now?: () => number;
+}
+
+export interface RunningRouter {
+  url: string;
+  port: number;
+  clientKey: string;
+  stateDir: string;
+  engine: RouterEngine;
+  server: ProxyServer;
+  close(): Promise<void>;
+}
+
+/** The state directory a config selects. */
+export function stateDirOf(config: ConfigInput, env: NodeJS.ProcessEnv = process.env): string {
+  return path.resolve(expandHome(config.stateDir ?? defaultStateDir(env)));
+}
+
+/** Accounts of a config file plus accounts added by command, in that order; and the YAML seeds. */
+export async function resolveAccounts(config: ConfigInput, registry: AccountRegistry): Promise<{ accounts: AccountInfo[]; seeds: SeedCredential[] }> {
+  const accounts: AccountInfo[] = [];
+  const seeds: SeedCredential[] = [];
+  for (const a of config.accounts ?? []) {
+    const kind = a.apiKey ? 'api_key' : 'oauth';
+    accounts.push({ label: a.label, kind, fallback: a.fallback ?? false, enabled: a.enabled ?? true });
+    const token = a.apiKey ?? a.accessToken;
+    if (token) seeds.push({ label: a.label, accessToken: token, refreshToken: a.refreshToken, expiresAtMs: a.expiresAt });
+  }
+  const inConfig = new Set(accounts.map((a) => a.label));
+  for (const a of await registry.list()) if (!inConfig.has(a.label)) accounts.push(a);
+  return { accounts, seeds };
+}
+
+/** Where each effective routing value came from. */
+export function routingSources(config: ConfigInput, configPath: string | undefined, env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k of Object.keys(policyFrom(undefined, env))) out[k] = 'default';
+  for (const [k, v] of Object.entries(config.routing ?? {})) if (v !== undefined) out[k] = configPath ?? 'config';
+  if ((env.CLAUDE_ROUTER_QUOTA_ROUTING ?? '').trim().toLowerCase() === 'off') out.quotaRouting = 'env CLAUDE_ROUTER_QUOTA_ROUTING';
+  return Object.fromEntries(Object.entries(out).map(([k, v]) => [camelToKebab(k), v]));
+}
+
+/**
+ * Starts the proxy for a validated config.
+ * @throws Error when the port is taken or the state directory is unusable
+ */
+export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
+  const env = opts.env ?? process.env;
+  const now = opts.now ?? Date.now;
+  const { config, log } = opts;
+  const stateDir = stateDirOf(config, env);
+  const store = new FileCredentialStore(path.join(stateDir, 'credentials.json'));
+  const registry = new AccountRegistry(path.join(stateDir, 'accounts.json'));
+  const clientKey = config.clientKey ?? loadOrCreateClientKey(stateDir);
+
+  const runtimeFor = async (c: ConfigInput): Promise<RuntimeConfig> => {
+    const { accounts, seeds } = await resolveAccounts(c, registry);
+    const seeded = await seedCredentials(store, seeds);
+    if (seeded.length) log.info(`accounts: stored credentials from the config file for ${seeded.join(', ')}`);
+    return {
+      policy: policyFrom(c.routing, env),
+      accounts,
+      upstreamBaseUrl: (c.upstream?.baseUrl ?? DEFAULT_SERVER_SETTINGS.upstreamBaseUrl).replace(/\/+$/, ''),
+    };
+  };
+
+  const runtime = await runtimeFor(config);
+  const state = new RouterState(runtime.policy.sessionAffinityIdleTtlMs);
+  const { restored, saver } = persistState(state, path.join(stateDir, 'router-state.json'), now);
+  if (restored) log.info('state: restored bindings, cooldowns and quota snapshots');
+  const decisions = new DecisionLog({ dir: stateDir, now, onError: (e) => log.warn(`decision log: ${e.message}`) });
+  const tokens = new TokenManager(store, oauthRefresher(config.upstream?.tokenUrl ?? DEFAULT_SERVER_SETTINGS.tokenUrl, now), now);
+  const engine = new RouterEngine({
+    config: runtime,
+    state,
+    tokens,
+    decisions,
+    log,
+    clientKey,
+    now,
+    sources: routingSources(config, opts.configPath, env),
+  });
+
+  let server: ProxyServer;
+  try {
+    server = await listen(engine, config.listen?.host ?? DEFAULT_SERVER_SETTINGS.host, opts.port ?? config.listen?.port ?? DEFAULT_SERVER_SETTINGS.port);
+  } catch (err) {
+    await Promise.all([engine.close(), saver.close(), decisions.close()]);
+    throw err;
+  }
+
+  let watcher: ConfigWatcher | undefined;
+  if (opts.configPath) {
+    const file = opts.configPath;
+    watcher = watchConfigFile(
+      file,
+      async (next) => {
+        try {
+          engine.applyConfig(await runtimeFor(next), routingSources(next, file, env));
+        } catch (err) {
+          engine.reportReloadError((err as Error).message);
+        }
+      },
+      (message) => engine.reportReloadError(message),
+    );
+  }
+
+  return {
+    url: server.url,
+    port: server.port,
+    clientKey,
+    stateDir,
+    engine,
+    server,
+    close: async () => {
+      watcher?.close();
+      await server.close();
+      await Promise.all([engine.close(), (saver as StatePersistence).close(), decisions.close()]);
+    },
+  };
+}

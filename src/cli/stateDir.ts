@@ -1,0 +1,35 @@
+/**
+ * The CLI's state directory and the files in it:
+ * `credentials.json` (0600), `accounts.json` (accounts added by command),
+ * `client-key` (0600), `router-state.json`, `decisions.jsonl`.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+/** `$XDG_CONFIG_HOME/claude-router`, else `~/.config/claude-router`. */
+export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
+  const base = env.XDG_CONFIG_HOME && env.XDG_CONFIG_HOME.trim() ? env.XDG_CONFIG_HOME : path.join(os.homedir(), '.config');
+  return path.join(base, 'claude-router');
+}
+
+/** Expands a leading `~/`. */
+export function expandHome(p: string): string {
+  return p === '~' ? os.homedir() : p.startsWith('~/') ? path.join(os.homedir(), p.slice(2)) : p;
+}
+
+/** Reads the local client key from `<dir>/client-key`, creating it (0600, 32 random bytes) on first use. */
+export function loadOrCreateClientKey(dir: string): string {
+  const file = path.join(dir, 'client-key');
+  try {
+    const key = fs.readFileSync(file, 'utf8').trim();
+    if (key.length >= 16) return key;
+  } catch {
+    /* created below */
+  }
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const key = `clr-${randomBytes(32).toString('base64url')}`;
+  fs.writeFileSync(file, key + '\n', { mode: 0o600 });
+  return key;
+}

@@ -1,0 +1,73 @@
+/**
+ * `claude-router status`: asks a running proxy for `/status` (with the local
+ * key from the state directory) and prints the pool as a table.
+ */
+import { parseArgs } from 'node:util';
+import { request } from 'undici';
+import { DEFAULT_SERVER_SETTINGS } from '../config/schema';
+import type { StatusReport } from '../proxy/status';
+import { configFromArgs } from './main';
+import { stateDirOf } from './runtime';
+import { loadOrCreateClientKey } from './stateDir';
+import { formatDuration } from '../proxy/exhausted';
+
+const pct = (f: number | null) => (f === null ? '   ?' : `${Math.round(f * 100)}%`.padStart(4));
+
+function until(iso: string | null, now: number): string {
+  if (!iso) return '-';
+  const s = Math.max(0, Math.round((Date.parse(iso) - now) / 1000));
+  return formatDuration(s);
+}
+
+/** Renders a status report as a fixed-width table (labels and numbers only). */
+export function formatStatusTable(s: StatusReport, now = Date.now()): string {
+  const rows = [['ACCOUNT', 'STATE', '5H', 'RESET', '7D', 'RESET', 'IN-FLIGHT', 'SESSIONS', 'NOTE']];
+  for (const a of s.accounts) {
+    const state = !a.enabled ? 'disabled' : a.needsSignIn ? 'sign-in' : a.coolingUntil ? 'cooling' : a.usable ? 'usable' : a.unusableReason ?? 'unusable';
+    const note = [
+      a.primary ? 'primary' : '',
+      a.fallback ? 'fallback' : '',
+      a.coolingUntil ? `${a.coolingReason} ${until(a.coolingUntil, now)}` : '',
+      a.evidence.freshness !== 'fresh' ? `quota ${a.evidence.freshness}` : '',
+    ].filter(Boolean).join(', ');
+    rows.push([a.label, state, pct(a.session.used), until(a.session.resetsAt, now), pct(a.weekly.used), until(a.weekly.resetsAt, now), String(a.inflight), String(a.boundSessions), note]);
+  }
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  const lines = rows.map((r) => r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd());
+  const p = s.policy;
+  lines.push(
+    '',
+    `policy: ${p.strategy}, ${p.accountRanking}${p.sessionAffinity ? `, affinity ${Math.round(p.sessionAffinityIdleTtlMs / 60000)} min` : ''}${p.preferPrimary ? ', prefer-primary' : ''}${p.spillInflight ? `, spill at ${p.spillInflight}` : ''}`,
+    `usable accounts: ${s.usableAccounts}/${s.accounts.filter((a) => !a.fallback).length}; bound sessions: ${s.boundSessions}; in flight: ${s.inflight}`,
+    `config generation ${s.config.generation}${s.config.lastReloadError ? `; last reload rejected: ${s.config.lastReloadError}` : ''}`,
+    `requests ${s.counters.requests}, served ${s.counters.served}, failovers ${s.counters.failovers}, no usable account ${s.counters.noUsableAccount}`,
+  );
+  return lines.join('\n') + '\n';
+}
+
+export async function runStatus(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { config: { type: 'string', short: 'c' }, json: { type: 'boolean' }, url: { type: 'string' } },
+    strict: true,
+  });
+  const { config } = await configFromArgs(values.config, true);
+  const key = config.clientKey ?? loadOrCreateClientKey(stateDirOf(config));
+  const host = config.listen?.host ?? DEFAULT_SERVER_SETTINGS.host;
+  const url = values.url ?? `http://${host.includes(':') ? `[${host}]` : host}:${config.listen?.port ?? DEFAULT_SERVER_SETTINGS.port}`;
+  let res;
+  try {
+    res = await request(`${url}/status`, { headers: { 'x-claude-router-key': key }, headersTimeout: 5_000, bodyTimeout: 5_000 });
+  } catch (err) {
+    process.stderr.write(`claude-router: no proxy answers at ${url} (${(err as Error).message})\n`);
+    return 1;
+  }
+  const text = await res.body.text();
+  if (res.statusCode !== 200) {
+    process.stderr.write(`claude-router: ${url}/status answered ${res.statusCode}: ${text}\n`);
+    return 1;
+  }
+  const report = JSON.parse(text) as StatusReport;
+  process.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : formatStatusTable(report));
+  return 0;
+}

@@ -1,0 +1,110 @@
+/**
+ * One zod schema for `proxy-config.yaml` and (later) the VS Code settings.
+ * Keys are camelCase here; `normalizeKeys` maps kebab-case input onto them and
+ * `formatIssues` names the key the way the user wrote it.
+ */
+import { z } from 'zod';
+import { DEFAULT_POLICY } from '../routing/policy';
+
+/** Default loopback port of the proxy (stable so terminals keep working across restarts). */
+export const DEFAULT_PORT = 48290;
+
+const LOOPBACK_HOSTS = ['127.0.0.1', 'localhost', '::1'] as const;
+
+const epochOrIso = z.union([z.number().int().nonnegative(), z.string()]).transform((v, ctx) => {
+  const ms = typeof v === 'number' ? v : /^\d+$/.test(v.trim()) ? Number(v) : Date.parse(v);
+  if (!Number.isFinite(ms)) {
+    ctx.addIssue({ code: 'custom', message: 'must be an ISO-8601 date or epoch milliseconds' });
+    return z.NEVER;
+  }
+  return ms;
+});
+
+/** The `routing:` block. Every key optional; defaults come from DEFAULT_POLICY. */
+export const routingSchema = z.strictObject({
+  strategy: z.enum(['fill-first', 'round-robin']).optional(),
+  accountRanking: z.enum(['expiry-first', 'headroom-first']).optional(),
+  preferPrimary: z.boolean().optional(),
+  primaryAccount: z.string().min(1).optional(),
+  sessionAffinity: z.boolean().optional(),
+  sessionAffinityIdleTtlMs: z.number().int().min(60_000).max(86_400_000).optional(),
+  spillInflight: z.number().int().min(0).max(100).optional(),
+  maxInflightPerAccount: z.number().int().min(0).max(10_000).optional(),
+  sessionSoftLimit: z.number().gt(0).max(1).optional(),
+  sessionResetToleranceMs: z.number().int().min(1).max(86_400_000).optional(),
+  allowOverage: z.boolean().optional(),
+});
+export type RoutingInput = z.infer<typeof routingSchema>;
+
+const labelSchema = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[^\u0000-\u001f\u007f]+$/, 'must not contain control characters');
+
+/** One `accounts:` entry. Tokens here only seed the credential store. */
+export const accountSchema = z
+  .strictObject({
+    label: labelSchema,
+    accessToken: z.string().min(1).optional(),
+    refreshToken: z.string().min(1).optional(),
+    expiresAt: epochOrIso.optional(),
+    apiKey: z.string().min(1).optional(),
+    fallback: z.boolean().optional(),
+    enabled: z.boolean().optional(),
+  })
+  .refine((a) => !(a.apiKey && a.accessToken), { message: 'give either access-token or api-key, not both' });
+export type AccountInput = z.infer<typeof accountSchema>;
+
+export const configSchema = z.strictObject({
+  listen: z
+    .strictObject({
+      host: z.enum(LOOPBACK_HOSTS, { message: `must be a loopback address (${LOOPBACK_HOSTS.join(', ')})` }).optional(),
+      port: z.number().int().min(0).max(65535).optional(),
+    })
+    .optional(),
+  upstream: z
+    .strictObject({
+      baseUrl: z.url().optional(),
+      tokenUrl: z.url().optional(),
+    })
+    .optional(),
+  clientKey: z.string().min(16, 'must be at least 16 characters').optional(),
+  stateDir: z.string().min(1).optional(),
+  accounts: z
+    .array(accountSchema)
+    .optional()
+    .superRefine((accounts, ctx) => {
+      const seen = new Set<string>();
+      accounts?.forEach((a, i) => {
+        if (seen.has(a.label)) ctx.addIssue({ code: 'custom', path: [i, 'label'], message: `duplicate label "${a.label}"` });
+        seen.add(a.label);
+      });
+    }),
+  routing: routingSchema.optional(),
+});
+export type ConfigInput = z.infer<typeof configSchema>;
+
+/** Effective values of the non-routing part. */
+export interface ServerSettings {
+  host: string;
+  port: number;
+  upstreamBaseUrl: string;
+  tokenUrl: string;
+}
+
+export const DEFAULT_SERVER_SETTINGS: Readonly<ServerSettings> = Object.freeze({
+  host: '127.0.0.1',
+  port: DEFAULT_PORT,
+  upstreamBaseUrl: 'https://api.anthropic.com',
+  tokenUrl: 'https://platform.claude.com/v1/oauth/token',
+});
+
+/** Routing input → complete policy (defaults filled in). */
+export function policyFrom(input: RoutingInput | undefined, env: NodeJS.ProcessEnv = process.env) {
+  return Object.freeze({
+    ...DEFAULT_POLICY,
+    ...Object.fromEntries(Object.entries(input ?? {}).filter(([, v]) => v !== undefined)),
+    quotaRouting: (env.CLAUDE_ROUTER_QUOTA_ROUTING ?? '').trim().toLowerCase() !== 'off',
+  });
+}

@@ -1,0 +1,406 @@
+/**
+ * The router engine: the request pipeline the CLI and the extension both
+ * host. One request reads top to bottom as named steps —
+ * authenticate → read body → identify session → plan → attempt → relay → record —
+ * and every request reads one immutable configuration snapshot.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import type { Dispatcher } from 'undici';
+import type { AccountInfo } from '../accounts/types';
+import type { TokenManager } from '../accounts/tokenManager';
+import { modelFamily } from '../quota/family';
+import { computeMetrics, type AccountMetrics, type MetricsParams } from '../routing/metrics';
+import { isEligible, planRoute, type PlanAccount, type RoutePlan } from '../routing/plan';
+import type { RoutingPolicy } from '../routing/policy';
+import { planToRecordFields, type DecisionRecord } from '../routing/decision';
+import { sendAnthropicError } from './anthropicError';
+import { ACCOUNT_HEADER, runAttempts } from './attempt';
+import { BodyTooLargeError, MAX_BODY_BYTES, readBody } from './body';
+import type { DecisionSink } from './decisionLog';
+import { noUsableAccountAnswer } from './exhausted';
+import { checkClientKey, checkOrigin } from './guard';
+import type { Logger } from './log';
+import { inspectRequest, MalformedBodyError, type RequestInfo } from './requestInfo';
+import type { RouterState } from './routerState';
+import { buildStatus, type StatusReport } from './status';
+import { createUpstreamAgent } from './upstream';
+
+/** The configuration a request runs under. Immutable; replaced whole on reload. */
+export interface RuntimeConfig {
+  policy: Readonly<RoutingPolicy>;
+  /** Every account in configured order, enabled or not. */
+  accounts: readonly AccountInfo[];
+  /** e.g. `https://api.anthropic.com` (no trailing slash). */
+  upstreamBaseUrl: string;
+}
+
+/** Where the running configuration came from and how its last reload went. */
+export interface ConfigStatus {
+  generation: number;
+  loadedAtMs: number;
+  lastReloadError: string | null;
+  lastReloadErrorAtMs: number | null;
+  /** Where each effective routing value came from (`default`, `settings`, a file path). */
+  sources: Record<string, string>;
+}
+
+export interface EngineOptions {
+  config: RuntimeConfig;
+  state: RouterState;
+  tokens: TokenManager;
+  decisions: DecisionSink;
+  log: Logger;
+  /** The local client key every request must carry. */
+  clientKey: string;
+  now?: () => number;
+  dispatcher?: Dispatcher;
+  sources?: Record<string, string>;
+}
+
+type Route = 'messages' | 'count_tokens' | 'models';
+
+export class RouterEngine {
+  private current: RuntimeConfig;
+  readonly configStatus: ConfigStatus;
+  readonly state: RouterState;
+  private readonly tokens: TokenManager;
+  private readonly decisions: DecisionSink;
+  private readonly log: Logger;
+  private readonly clientKey: string;
+  private readonly now: () => number;
+  private readonly dispatcher: Dispatcher;
+  private readonly ownsDispatcher: boolean;
+  private readonly loggedPolicyErrors = new Set<string>();
+  private readonly startedAtMs: number;
+
+  constructor(opts: EngineOptions) {
+    this.current = opts.config;
+    this.state = opts.state;
+    this.tokens = opts.tokens;
+    this.decisions = opts.decisions;
+    this.log = opts.log;
+    this.clientKey = opts.clientKey;
+    this.now = opts.now ?? Date.now;
+    this.ownsDispatcher = !opts.dispatcher;
+    this.dispatcher = opts.dispatcher ?? createUpstreamAgent();
+    this.startedAtMs = this.now();
+    this.configStatus = { generation: 1, loadedAtMs: this.now(), lastReloadError: null, lastReloadErrorAtMs: null, sources: opts.sources ?? {} };
+    this.state.affinity.setIdleTtl(opts.config.policy.sessionAffinityIdleTtlMs);
+  }
+
+  /** The configuration new requests will use. */
+  get config(): RuntimeConfig {
+    return this.current;
+  }
+
+  /**
+   * Installs a new configuration generation. Requests already running keep
+   * theirs. Switching affinity off clears the binding store; switching it on
+   * starts empty (routing-semantics.md "Store").
+   */
+  applyConfig(next: RuntimeConfig, sources?: Record<string, string>): void {
+    const prev = this.current.policy;
+    if (prev.sessionAffinity !== next.policy.sessionAffinity) this.state.affinity.clear();
+    this.state.affinity.setIdleTtl(next.policy.sessionAffinityIdleTtlMs);
+    const known = new Set(next.accounts.map((a) => a.label));
+    for (const a of this.current.accounts) if (!known.has(a.label)) this.state.forgetAccount(a.label);
+    this.current = next;
+    this.configStatus.generation++;
+    this.configStatus.loadedAtMs = this.now();
+    this.configStatus.lastReloadError = null;
+    this.configStatus.lastReloadErrorAtMs = null;
+    if (sources) this.configStatus.sources = sources;
+    this.tokens.invalidate();
+    this.state.changed();
+    this.log.info(`config: generation ${this.configStatus.generation} active`);
+  }
+
+  /** Records a rejected reload; the running configuration stays. */
+  reportReloadError(message: string): void {
+    this.configStatus.lastReloadError = message;
+    this.configStatus.lastReloadErrorAtMs = this.now();
+    this.state.changed();
+    this.log.error(`config: reload rejected, keeping generation ${this.configStatus.generation}: ${message}`);
+  }
+
+  /** The `node:http` request handler. Never throws. */
+  readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
+    this.dispatch(req, res).catch((err: unknown) => {
+      this.state.counters.errors++;
+      this.log.error(`internal error: ${(err as Error)?.stack ?? String(err)}`);
+      if (!res.headersSent) sendAnthropicError(res, 500, 'api_error', 'Claude Router internal error; see its log.');
+      else res.destroy();
+    });
+  };
+
+  private async dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const origin = checkOrigin(req);
+    if (origin) return sendAnthropicError(res, 403, 'permission_error', origin);
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q === -1 ? url : url.slice(0, q);
+
+    if (path === '/health' && req.method === 'GET') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"status":"ok"}');
+      return;
+    }
+    if (path === '/api/hello' && req.method === 'HEAD') {
+      res.writeHead(200);
+      res.end();
+      return;
+    }
+    if (!checkClientKey(req, this.clientKey)) {
+      req.resume();
+      return sendAnthropicError(res, 401, 'authentication_error', 'Claude Router: missing or wrong local client key.');
+    }
+    if (path === '/status' && req.method === 'GET') {
+      const body = JSON.stringify(this.status());
+      res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+      res.end(body);
+      return;
+    }
+    const route: Route | undefined =
+      path === '/v1/messages' && req.method === 'POST'
+        ? 'messages'
+        : path === '/v1/messages/count_tokens' && req.method === 'POST'
+          ? 'count_tokens'
+          : path === '/v1/models' && req.method === 'GET'
+            ? 'models'
+            : undefined;
+    if (!route) {
+      req.resume();
+      return sendAnthropicError(res, 404, 'not_found_error', `Claude Router does not serve ${req.method} ${path}.`);
+    }
+    await this.forward(route, req, res, url);
+  }
+
+  private async forward(route: Route, req: IncomingMessage, res: ServerResponse, url: string): Promise<void> {
+    const startedAt = this.now();
+    const requestId = `req_router_${randomBytes(9).toString('base64url')}`;
+    const config = this.current; // one snapshot for this request's whole life
+
+    let body: Buffer;
+    try {
+      body = await readBody(req, MAX_BODY_BYTES);
+    } catch (err) {
+      if (err instanceof BodyTooLargeError) {
+        res.setHeader('connection', 'close');
+        return sendAnthropicError(res, 413, 'request_too_large', `Request exceeds the maximum allowed size of ${MAX_BODY_BYTES} bytes.`);
+      }
+      return; // the client went away while sending
+    }
+
+    let info: RequestInfo = { model: null, sessionId: null, stream: null };
+    if (route !== 'models') {
+      try {
+        info = inspectRequest(req.headers, body);
+      } catch (err) {
+        if (err instanceof MalformedBodyError) return sendAnthropicError(res, 400, 'invalid_request_error', err.message);
+        throw err;
+      }
+    }
+
+    const abort = new AbortController();
+    const onClose = () => {
+      if (!res.writableFinished) abort.abort();
+    };
+    res.on('close', onClose);
+
+    const now = this.now();
+    const isMessages = route === 'messages';
+    const plan = this.plan(config, info, now, isMessages);
+    if (plan.policyError) this.logPolicyError(plan.policyError);
+    if (isMessages) {
+      this.state.counters.requests++;
+      this.state.roundRobinCursor++;
+    }
+    res.setHeader('x-claude-router-request-id', requestId);
+
+    const accountsByLabel = new Map(config.accounts.map((a) => [a.label, a]));
+    const result = await runAttempts(
+      {
+        req,
+        res,
+        body,
+        pathWithQuery: url,
+        model: info.model,
+        order: plan.order,
+        accounts: accountsByLabel,
+        policy: config.policy,
+        countLeases: isMessages,
+        requestId,
+        signal: abort.signal,
+        onCommit: (account, attempted) => {
+          if (isMessages) this.bindOnCommit(config.policy, info.sessionId, account, attempted, info.model);
+        },
+      },
+      {
+        state: this.state,
+        tokens: this.tokens,
+        dispatcher: this.dispatcher,
+        upstreamOrigin: config.upstreamBaseUrl,
+        log: this.log,
+        now: this.now,
+        usableNow: (label) => this.usableNow(config, label, info.model),
+      },
+    );
+    res.off('close', onClose);
+
+    let { outcome, status } = result;
+    if (outcome === 'exhausted') {
+      outcome = 'no_usable_account';
+      status = 429;
+      this.state.counters.noUsableAccount++;
+      this.answerNoUsableAccount(config, res, info.model, result.cappedOut === true);
+    }
+    if (outcome === 'success') this.state.counters.served++;
+    if (outcome === 'client_abort') this.state.counters.clientAborts++;
+    this.state.changed();
+
+    const record: DecisionRecord = {
+      schemaVersion: 1,
+      ts: new Date(startedAt).toISOString(),
+      requestId,
+      sessionId: info.sessionId,
+      path: url.split('?')[0],
+      model: info.model,
+      stream: info.stream ?? false,
+      ...planToRecordFields(plan, config.policy),
+      servedBy: result.servedBy?.id ?? null,
+      servedByFallback: result.servedBy?.fallback ?? false,
+      attempts: result.attempts,
+      outcome: outcome as DecisionRecord['outcome'],
+      status,
+      usage: result.usage,
+      durationMs: this.now() - startedAt,
+    };
+    this.decisions.append(record);
+    this.log.debug(
+      `decision ${requestId} session=${info.sessionId ?? '-'} reason=${plan.selectionReason} served=${record.servedBy ?? '-'} outcome=${outcome}`,
+    );
+  }
+
+  /** Plans a request under `config` at `now`. */
+  private plan(config: RuntimeConfig, info: RequestInfo, now: number, isMessages: boolean): RoutePlan {
+    const { policy } = config;
+    const metrics = this.metricsFor(config, info.model, now);
+    const accounts: PlanAccount[] = [];
+    config.accounts.forEach((a, index) => {
+      if (!a.enabled) return;
+      accounts.push({
+        id: a.label,
+        index,
+        isPrimary: policy.primaryAccount === a.label,
+        fallback: a.fallback,
+        inflight: a.fallback ? 0 : this.state.leases.inflight(a.label),
+        metrics: metrics.get(a.label)!,
+      });
+    });
+    const useAffinity = isMessages && policy.sessionAffinity && policy.strategy === 'fill-first';
+    const binding = useAffinity && info.sessionId ? this.state.affinity.get(info.sessionId, now) : undefined;
+    return planRoute({
+      accounts,
+      policy: isMessages ? policy : { ...policy, spillInflight: 0 },
+      sessionId: info.sessionId,
+      binding,
+      roundRobinCursor: this.state.roundRobinCursor,
+    });
+  }
+
+  /**
+   * Metrics of every configured account for a request of `model` at `now`
+   * (the same numbers the planner, `/status` and the VS Code views use).
+   */
+  metricsFor(config: RuntimeConfig, model: string | null, now: number): Map<string, AccountMetrics> {
+    const params = metricsParams(config.policy, model);
+    return new Map(config.accounts.map((a) => [a.label, this.accountMetrics(a.label, params, now)]));
+  }
+
+  private accountMetrics(label: string, params: MetricsParams, now: number): AccountMetrics {
+    const s = this.state;
+    return computeMetrics({ snapshot: s.snapshots.get(label), cooldown: s.cooldowns.get(label), needsSignIn: s.needsSignIn.has(label) }, params, now);
+  }
+
+  private usableNow(config: RuntimeConfig, label: string, model: string | null): boolean {
+    return this.accountMetrics(label, metricsParams(config.policy, model), this.now()).usable;
+  }
+
+  /**
+   * Binds the session to the account that served it — unless the session's
+   * bound account was never attempted and is still eligible (the request only
+   * overflowed a cap), in which case the old binding stays. Fallbacks never bind.
+   */
+  private bindOnCommit(policy: RoutingPolicy, sessionId: string | null, served: PlanAccount, attempted: ReadonlySet<string>, model: string | null): void {
+    if (!sessionId || served.fallback || !policy.sessionAffinity || policy.strategy !== 'fill-first') return;
+    const now = this.now();
+    const bound = this.state.affinity.get(sessionId, now);
+    if (bound && bound.account !== served.id && !attempted.has(bound.account)) {
+      if (isEligible(this.accountMetrics(bound.account, metricsParams(policy, model), now))) {
+        this.state.affinity.bind(sessionId, bound.account, now);
+        return;
+      }
+    }
+    this.state.affinity.bind(sessionId, served.id, now);
+  }
+
+  private answerNoUsableAccount(config: RuntimeConfig, res: ServerResponse, model: string | null, cappedOut: boolean): void {
+    if (res.headersSent || res.destroyed) return;
+    const now = this.now();
+    if (cappedOut) {
+      sendAnthropicError(res, 429, 'rate_limit_error', 'Claude Router: every usable account is at its max-inflight-per-account limit.', {
+        'retry-after': '1',
+      });
+      return;
+    }
+    const metrics = this.metricsFor(config, model, now);
+    const answer = noUsableAccountAnswer(
+      config.accounts
+        .filter((a) => a.enabled)
+        .map((a) => ({ label: a.label, metrics: metrics.get(a.label)!, cooldown: this.state.cooldowns.get(a.label), snapshot: this.state.snapshots.get(a.label) })),
+      now,
+    );
+    this.log.warn(answer.message);
+    sendAnthropicError(res, 429, 'rate_limit_error', answer.message, { 'retry-after': String(answer.retryAfterS) });
+  }
+
+  private logPolicyError(signature: string): void {
+    if (this.loggedPolicyErrors.has(signature)) return;
+    this.loggedPolicyErrors.add(signature);
+    this.log.error(`routing policy failed, using expiry-first: ${signature}`);
+  }
+
+  /** The `/status` report (no secrets). */
+  status(): StatusReport {
+    const now = this.now();
+    return buildStatus({
+      config: this.current,
+      configStatus: this.configStatus,
+      state: this.state,
+      metrics: this.metricsFor(this.current, null, now),
+      now,
+      startedAtMs: this.startedAtMs,
+    });
+  }
+
+  /** The most recent decision records, newest last. */
+  recentDecisions(limit: number): DecisionRecord[] {
+    return this.decisions.recent(limit);
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsDispatcher) await this.dispatcher.close();
+  }
+}
+
+function metricsParams(policy: RoutingPolicy, model: string | null): MetricsParams {
+  return {
+    sessionSoftLimit: policy.sessionSoftLimit,
+    sessionResetToleranceMs: policy.sessionResetToleranceMs,
+    allowOverage: policy.allowOverage,
+    modelFamily: modelFamily(model ?? undefined),
+  };
+}
+
+export { ACCOUNT_HEADER };

@@ -1,0 +1,25 @@
+/**
+ * The logger interface every layer above `routing/` uses. The CLI writes to
+ * stderr; the extension to a LogOutputChannel. Messages never carry tokens:
+ * callers pass labels and request ids, never credentials.
+ */
+export interface Logger {
+  debug(message: string): void;
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'off';
+const ORDER: Record<LogLevel, number> = { debug: 0, info: 1, warn: 2, error: 3, off: 4 };
+
+/** A logger writing `LEVEL component: message` lines to a stream at or above `level`. */
+export function streamLogger(write: (line: string) => void, level: LogLevel = 'info'): Logger {
+  const at = (l: Exclude<LogLevel, 'off'>) => (message: string) => {
+    if (ORDER[l] >= ORDER[level]) write(`${new Date().toISOString()} ${l.toUpperCase()} ${message}\n`);
+  };
+  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+/** A logger that drops everything (tests). */
+export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };

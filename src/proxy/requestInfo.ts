@@ -1,0 +1,47 @@
+/**
+ * What the router needs to know about a client's request body — model,
+ * session and stream flag — read with as little work as possible: the body is
+ * forwarded byte for byte and can be hundreds of KB, so it is JSON-parsed at
+ * most once, and not at all when the session header is present and the model
+ * sits at the head of the body (as Claude Code and the SDKs serialise it).
+ */
+import { sessionIdFromBody, sessionIdFromHeaders } from './sessionKey';
+
+export interface RequestInfo {
+  model: string | null;
+  sessionId: string | null;
+  /** The body's `stream` flag when it was read; null when the body was not parsed. */
+  stream: boolean | null;
+}
+
+/** The body was not valid JSON (only detected when it had to be parsed). */
+export class MalformedBodyError extends Error {}
+
+const HEAD_MODEL = /^\s*\{\s*"model"\s*:\s*"([^"\\]{1,200})"/;
+
+/**
+ * @param headers the client's request headers
+ * @param body the raw body
+ * @throws MalformedBodyError when the body had to be parsed and is not a JSON object
+ */
+export function inspectRequest(headers: Record<string, string | string[] | undefined>, body: Buffer): RequestInfo {
+  const headerSession = sessionIdFromHeaders(headers);
+  if (headerSession !== null && body.length > 0) {
+    const m = HEAD_MODEL.exec(body.subarray(0, 256).toString('latin1'));
+    if (m) return { model: m[1], sessionId: headerSession, stream: null };
+  }
+  if (body.length === 0) return { model: null, sessionId: headerSession, stream: null };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString('utf8'));
+  } catch {
+    throw new MalformedBodyError('request body is not valid JSON');
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new MalformedBodyError('request body must be a JSON object');
+  const obj = parsed as Record<string, unknown>;
+  return {
+    model: typeof obj.model === 'string' ? obj.model : null,
+    sessionId: headerSession ?? sessionIdFromBody(obj),
+    stream: typeof obj.stream === 'boolean' ? obj.stream : null,
+  };
+}

@@ -1,0 +1,133 @@
+/**
+ * RouterState: everything that outlives one request, in one place — quota
+ * snapshots, cooldowns, sign-in flags, in-flight leases, session bindings and
+ * counters. The router, `/status` and the VS Code views all read it through
+ * the same functions, so what the UI shows is what the router will do.
+ *
+ * Persistence: `toSaved()` / `restore()` give a JSON shape with no secrets;
+ * the host (CLI or extension) decides where it is written.
+ */
+import { EventEmitter } from 'node:events';
+import type { Cooldown, QuotaSnapshot } from '../quota/types';
+import { mergeSnapshot } from '../quota/merge';
+import { cooldownClearedBy, mergeCooldown } from '../quota/cooldown';
+import { SessionAffinityStore, type SavedBinding } from '../routing/affinity';
+import { LeaseTable } from './leases';
+
+/** Counters shown in `/status`. */
+export interface RouterCounters {
+  requests: number;
+  served: number;
+  failovers: number;
+  noUsableAccount: number;
+  errors: number;
+  clientAborts: number;
+}
+
+/** The persisted part of the state (no secrets). */
+export interface SavedRouterState {
+  version: 1;
+  savedAtMs: number;
+  snapshots: Record<string, QuotaSnapshot>;
+  cooldowns: Record<string, Cooldown>;
+  needsSignIn: Record<string, string>;
+  bindings: SavedBinding[];
+}
+
+export class RouterState {
+  readonly snapshots = new Map<string, QuotaSnapshot>();
+  readonly cooldowns = new Map<string, Cooldown>();
+  /** Accounts that need a person to sign in again, with a short reason (never a token). */
+  readonly needsSignIn = new Map<string, string>();
+  readonly leases: LeaseTable;
+  readonly affinity: SessionAffinityStore;
+  readonly counters: RouterCounters = { requests: 0, served: 0, failovers: 0, noUsableAccount: 0, errors: 0, clientAborts: 0 };
+  /** Requests started, for round-robin. */
+  roundRobinCursor = 0;
+  /** Emits `changed` (coalesced to one per tick) whenever anything above changes. */
+  readonly events = new EventEmitter();
+  private changePending = false;
+
+  constructor(idleTtlMs: number) {
+    this.leases = new LeaseTable(() => this.changed());
+    this.affinity = new SessionAffinityStore(idleTtlMs);
+  }
+
+  /** Records quota evidence; fresh `allowed` evidence clears a cooldown it contradicts. */
+  recordEvidence(account: string, snapshot: QuotaSnapshot): void {
+    const merged = mergeSnapshot(this.snapshots.get(account), snapshot);
+    this.snapshots.set(account, merged);
+    const cd = this.cooldowns.get(account);
+    if (cd && cooldownClearedBy(cd, merged)) this.cooldowns.delete(account);
+    this.changed();
+  }
+
+  /** Sets a cooldown; never shortens an existing one. */
+  setCooldown(account: string, cooldown: Cooldown): void {
+    this.cooldowns.set(account, mergeCooldown(this.cooldowns.get(account), cooldown));
+    this.changed();
+  }
+
+  markNeedsSignIn(account: string, reason: string): void {
+    this.needsSignIn.set(account, reason);
+    this.changed();
+  }
+
+  clearNeedsSignIn(account: string): void {
+    if (this.needsSignIn.delete(account)) this.changed();
+  }
+
+  /** Forgets an account that was removed. */
+  forgetAccount(account: string): void {
+    this.snapshots.delete(account);
+    this.cooldowns.delete(account);
+    this.needsSignIn.delete(account);
+    this.affinity.forgetAccount(account);
+    this.changed();
+  }
+
+  /** Signals a change (bindings and counters change without passing through a setter). */
+  changed(): void {
+    if (this.changePending) return;
+    this.changePending = true;
+    queueMicrotask(() => {
+      this.changePending = false;
+      this.events.emit('changed');
+    });
+  }
+
+  /** The persisted shape at `now` (expired bindings and cooldowns dropped). */
+  toSaved(now: number): SavedRouterState {
+    return {
+      version: 1,
+      savedAtMs: now,
+      snapshots: Object.fromEntries(this.snapshots),
+      cooldowns: Object.fromEntries([...this.cooldowns].filter(([, c]) => c.untilMs > now)),
+      needsSignIn: Object.fromEntries(this.needsSignIn),
+      bindings: this.affinity.live(now),
+    };
+  }
+
+  /** Restores a saved state; unknown shapes are ignored (the seed's default: start empty). */
+  restore(saved: unknown, now: number): boolean {
+    if (!isSavedState(saved)) return false;
+    for (const [k, v] of Object.entries(saved.snapshots)) this.snapshots.set(k, v);
+    for (const [k, v] of Object.entries(saved.cooldowns)) if (v.untilMs > now) this.cooldowns.set(k, v);
+    for (const [k, v] of Object.entries(saved.needsSignIn)) this.needsSignIn.set(k, v);
+    this.affinity.load(saved.bindings, now);
+    this.changed();
+    return true;
+  }
+}
+
+function isSavedState(v: unknown): v is SavedRouterState {
+  if (!v || typeof v !== 'object') return false;
+  const s = v as Partial<SavedRouterState>;
+  return (
+    s.version === 1 &&
+    typeof s.snapshots === 'object' && s.snapshots !== null &&
+    typeof s.cooldowns === 'object' && s.cooldowns !== null &&
+    typeof s.needsSignIn === 'object' && s.needsSignIn !== null &&
+    Array.isArray(s.bindings)
+  );
+}

@@ -1,0 +1,47 @@
+/**
+ * The HTTP listener around a RouterEngine. Loopback only; long streams allowed
+ * (no request timeout), slow-loris heads are not.
+ */
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { RouterEngine } from './engine';
+
+export interface ProxyServer {
+  /** `http://127.0.0.1:PORT` */
+  url: string;
+  port: number;
+  server: http.Server;
+  /** Stops accepting, ends idle keep-alive sockets, waits up to `graceMs` for running requests, then cuts the rest. */
+  close(graceMs?: number): Promise<void>;
+}
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
+
+/**
+ * @param host a loopback address
+ * @param port 0 picks a free port
+ * @throws Error when `host` is not loopback, or the port is taken (EADDRINUSE)
+ */
+export function listen(engine: RouterEngine, host: string, port: number): Promise<ProxyServer> {
+  if (!LOOPBACK.has(host)) return Promise.reject(new Error(`refusing to listen on ${host}: loopback only`));
+  const server = http.createServer({ requestTimeout: 0, headersTimeout: 60_000, keepAliveTimeout: 65_000 }, engine.handle);
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      const addr = server.address() as AddressInfo;
+      const shownHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+      resolve({
+        url: `http://${shownHost}:${addr.port}`,
+        port: addr.port,
+        server,
+        close: (graceMs = 2_000) =>
+          new Promise<void>((done) => {
+            server.close(() => done());
+            server.closeIdleConnections();
+            setTimeout(() => server.closeAllConnections(), graceMs).unref();
+          }),
+      });
+    });
+  });
+}

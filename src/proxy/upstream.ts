@@ -1,0 +1,90 @@
+/**
+ * The upstream side: which client headers go to Anthropic, which credential
+ * replaces the client's, and the undici dispatcher that keeps connections warm.
+ * Forwarding rules: anthropic-wire.md §2.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import { Agent, type Dispatcher } from 'undici';
+import type { AccountKind } from '../accounts/types';
+
+/** The beta flag OAuth (subscription) tokens need on every request. */
+export const OAUTH_BETA = 'oauth-2025-04-20';
+
+/** Client headers never forwarded: hop-by-hop, our own, credentials, host, cookies. */
+const DROP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authorization',
+  'proxy-authenticate',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'content-length',
+  'cookie',
+  'authorization',
+  'x-api-key',
+  'x-claude-router-key',
+  'accept-encoding',
+  'expect',
+]);
+
+/**
+ * Headers for an upstream request: the client's minus DROP, plus the account's
+ * credential. OAuth: `authorization: Bearer` and the OAuth beta appended to
+ * `anthropic-beta`; API key: `x-api-key` and the OAuth beta removed.
+ * `accept-encoding: identity` so the router can read usage from the bytes it
+ * relays without decompressing them.
+ */
+export function upstreamHeaders(client: IncomingHttpHeaders, kind: AccountKind, token: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(client)) {
+    if (value === undefined || DROP.has(name)) continue;
+    out[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  const betas = (out['anthropic-beta'] ?? '')
+    .split(',')
+    .map((b) => b.trim())
+    .filter((b) => b.length > 0 && b !== OAUTH_BETA);
+  if (kind === 'oauth') {
+    out.authorization = `Bearer ${token}`;
+    betas.push(OAUTH_BETA);
+  } else {
+    out['x-api-key'] = token;
+  }
+  if (betas.length > 0) out['anthropic-beta'] = betas.join(',');
+  else delete out['anthropic-beta'];
+  out['accept-encoding'] = 'identity';
+  return out;
+}
+
+/** Response headers never relayed to the client (hop-by-hop; Node sets its own framing). */
+const DROP_RESPONSE = new Set(['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection', 'upgrade', 'trailer', 'te']);
+
+/** Upstream response headers → headers for the client's response. */
+export function clientResponseHeaders(upstream: Record<string, string | string[] | undefined>): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(upstream)) {
+    if (value === undefined || DROP_RESPONSE.has(name)) continue;
+    out[name] = value;
+  }
+  return out;
+}
+
+/**
+ * One keep-alive agent for all upstream traffic. Timeouts (ms): the head of a
+ * response may take long (a slow first byte is normal for big prompts), but
+ * an idle body for 5 minutes is a dead stream.
+ */
+export function createUpstreamAgent(): Dispatcher {
+  return new Agent({
+    keepAliveTimeout: 30_000,
+    keepAliveMaxTimeout: 600_000,
+    headersTimeout: 600_000,
+    bodyTimeout: 300_000,
+    connections: 256,
+    pipelining: 1,
+  });
+}

@@ -1,0 +1,28 @@
+/**
+ * Model family names, the key of model-scoped windows (`7d_sonnet-*` headers,
+ * `seven_day_sonnet` usage fields, `limits[].scope.model.display_name`): anthropic-wire.md §3.
+ */
+
+/** A family key as stored in `QuotaSnapshot.scoped`: lower case, starts with a letter or digit. */
+const FAMILY = /^[a-z0-9][a-z0-9_.-]*$/;
+
+/** True when `family` is a usable scoped-window key (lower-case, no leading `_`, so never `__proto__`). */
+export function isFamilyKey(family: string): boolean {
+  return FAMILY.test(family);
+}
+
+/**
+ * The family of a model id or display name, lower case, or undefined.
+ *
+ * Takes the first word that is neither `claude` nor a version/date number:
+ * `claude-sonnet-4-5-20250929` → `sonnet`, `claude-3-5-sonnet-20241022` → `sonnet`,
+ * `Claude Opus 4.1` → `opus`, `Sonnet` → `sonnet`, `claude-haiku-4-5[1m]` → `haiku`.
+ */
+export function modelFamily(model: string | undefined): string | undefined {
+  if (typeof model !== 'string') return undefined;
+  for (const word of model.toLowerCase().split(/[^a-z0-9]+/)) {
+    if (word === '' || word === 'claude' || /^\d/.test(word)) continue;
+    return word;
+  }
+  return undefined;
+}

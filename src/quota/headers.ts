@@ -1,0 +1,157 @@
+/**
+ * Subscription ("unified") rate-limit response headers → QuotaSnapshot.
+ *
+ * Source: anthropic-wire.md §3 "Subscription (unified) response headers": prefix
+ * `anthropic-ratelimit-unified-`; `status`, `reset` (epoch SECONDS), `representative-claim`;
+ * `5h-*` / `7d-*` and model-scoped `7d_<family>-*` windows with `-status`, `-utilization`
+ * (a FRACTION 0–1 as a decimal string, can exceed 1) and `-reset`; `overage-*`. They arrive on
+ * 200s, 429s and streamed 200s. Pure: the observation time is an argument.
+ */
+import { UTILIZATION_ANOMALY_FRACTION } from './constants';
+import { isFamilyKey } from './family';
+import { parseDecimal } from './number';
+import { normalizeStatus } from './status';
+import { parseResetMs } from './time';
+import type { OverageInfo, QuotaSnapshot, QuotaWindow, ScopedQuotaWindow } from './types';
+
+/** Response headers as Node and most HTTP clients expose them: any name case, arrays for repeats. */
+export type HeaderBag = Record<string, string | string[] | undefined>;
+
+/** The common prefix of every subscription rate-limit header (anthropic-wire.md §3). */
+export const UNIFIED_PREFIX = 'anthropic-ratelimit-unified-';
+
+/** `7d_<family>-<field>` after the unified prefix; the family may itself contain `-`, `_` or `.`. */
+const SCOPED_HEADER = /^7d_(.+)-(status|utilization|reset)$/;
+
+/**
+ * Header names lower-cased → first value as a string. Arrays contribute their first element;
+ * numbers are stringified; undefined, null, objects and empty arrays are skipped. When two names
+ * differ only in case, the first one in iteration order wins. Never throws on a non-object.
+ */
+export function lowerCaseHeaders(headers: unknown): Map<string, string> {
+  const out = new Map<string, string>();
+  if (headers === null || typeof headers !== 'object' || Array.isArray(headers)) return out;
+  for (const [name, raw] of Object.entries(headers as Record<string, unknown>)) {
+    const first = Array.isArray(raw) ? raw[0] : raw;
+    let value: string | undefined;
+    if (typeof first === 'string') value = first;
+    else if (typeof first === 'number' && Number.isFinite(first)) value = String(first);
+    if (value === undefined) continue;
+    const key = name.toLowerCase();
+    if (!out.has(key)) out.set(key, value);
+  }
+  return out;
+}
+
+/** A header utilisation string → FRACTION, or undefined when not a number or negative. Kept even above 1.5. */
+function parseFraction(value: string | undefined): number | undefined {
+  const n = parseDecimal(value);
+  return n === undefined || n < 0 ? undefined : n;
+}
+
+/** A free-text header value: trimmed; blank → undefined. */
+function text(value: string | undefined): string | undefined {
+  const t = value?.trim();
+  return t ? t : undefined;
+}
+
+/** `true`/`false`/`1`/`0` (any case) → boolean; anything else → undefined. */
+function parseBool(value: string | undefined): boolean | undefined {
+  const t = value?.trim().toLowerCase();
+  if (t === 'true' || t === '1') return true;
+  if (t === 'false' || t === '0') return false;
+  return undefined;
+}
+
+/** Drops undefined properties so snapshots compare cleanly and serialise small. */
+function compact<T extends object>(o: T): T {
+  for (const k of Object.keys(o) as (keyof T)[]) if (o[k] === undefined) delete o[k];
+  return o;
+}
+
+function readWindow(h: Map<string, string>, stem: string): QuotaWindow | undefined {
+  const w = compact<QuotaWindow>({
+    status: normalizeStatus(h.get(`${UNIFIED_PREFIX}${stem}-status`)),
+    utilization: parseFraction(h.get(`${UNIFIED_PREFIX}${stem}-utilization`)),
+    resetAtMs: parseResetMs(h.get(`${UNIFIED_PREFIX}${stem}-reset`)),
+  });
+  return Object.keys(w).length > 0 ? w : undefined;
+}
+
+/** Lower-case families that have at least one `7d_<family>-*` header. */
+function scopedFamilies(h: Map<string, string>): string[] {
+  const families = new Set<string>();
+  for (const name of h.keys()) {
+    if (!name.startsWith(UNIFIED_PREFIX)) continue;
+    const m = SCOPED_HEADER.exec(name.slice(UNIFIED_PREFIX.length));
+    if (m && isFamilyKey(m[1]!)) families.add(m[1]!);
+  }
+  return [...families];
+}
+
+/**
+ * Parses the `anthropic-ratelimit-unified-*` headers of one response.
+ *
+ * @param headers response headers; names in any case, array values contribute their first element.
+ * @param observedAtMs when the response was received, epoch ms; becomes `observedAtMs` of the
+ *   snapshot and of every scoped window.
+ * @returns a snapshot with `source: 'headers'`, or undefined when no header starts with
+ *   `anthropic-ratelimit-unified-`. Statuses are trimmed and lower-cased; utilisations are
+ *   FRACTIONS (a non-numeric or negative value leaves the field absent; a value above 1.5 is kept
+ *   — see {@link headerAnomalies}); resets are epoch ms (headers send epoch seconds). A window,
+ *   scoped window or overage block appears only when at least one of its fields parsed.
+ *   Scoped windows are keyed by the lower-case family from `7d_<family>-*`. Never throws.
+ */
+export function parseUnifiedHeaders(headers: HeaderBag, observedAtMs: number): QuotaSnapshot | undefined {
+  const h = lowerCaseHeaders(headers);
+  if (![...h.keys()].some((k) => k.startsWith(UNIFIED_PREFIX))) return undefined;
+  const get = (suffix: string): string | undefined => h.get(UNIFIED_PREFIX + suffix);
+
+  const scoped = new Map<string, ScopedQuotaWindow>();
+  for (const family of scopedFamilies(h)) {
+    const w = readWindow(h, `7d_${family}`);
+    if (w) scoped.set(family, { ...w, observedAtMs });
+  }
+
+  const overage = compact<OverageInfo>({
+    status: normalizeStatus(get('overage-status')),
+    resetAtMs: parseResetMs(get('overage-reset')),
+    utilization: parseFraction(get('overage-utilization')),
+    inUse: parseBool(get('overage-in-use')),
+    disabledReason: text(get('overage-disabled-reason')),
+  });
+
+  return compact<QuotaSnapshot>({
+    observedAtMs,
+    source: 'headers',
+    unifiedStatus: normalizeStatus(get('status')),
+    unifiedResetAtMs: parseResetMs(get('reset')),
+    representativeClaim: text(get('representative-claim'))?.toLowerCase(),
+    session: readWindow(h, '5h'),
+    weekly: readWindow(h, '7d'),
+    scoped: Object.fromEntries(scoped),
+    overage: Object.keys(overage).length > 0 ? overage : undefined,
+  });
+}
+
+/**
+ * Human-readable notes about suspicious unified header values, for the caller to log (this module
+ * never logs). Reports, per header: a utilisation above 1.5 (probably percent sent where a
+ * FRACTION is expected — anthropic-wire.md §3), a negative or non-numeric utilisation, and a
+ * `*reset` value that does not parse. Empty when nothing is odd. Never throws.
+ */
+export function headerAnomalies(headers: HeaderBag): string[] {
+  const notes: string[] = [];
+  for (const [name, value] of lowerCaseHeaders(headers)) {
+    if (!name.startsWith(UNIFIED_PREFIX)) continue;
+    if (name.endsWith('utilization')) {
+      const n = parseDecimal(value);
+      if (n === undefined) notes.push(`${name}: not a number (${JSON.stringify(value.slice(0, 40))})`);
+      else if (n < 0) notes.push(`${name}: negative utilisation ${n}`);
+      else if (n > UTILIZATION_ANOMALY_FRACTION) notes.push(`${name}: ${n} exceeds ${UTILIZATION_ANOMALY_FRACTION} (percent sent as a fraction?)`);
+    } else if (name.endsWith('reset') && parseResetMs(value) === undefined) {
+      notes.push(`${name}: unparseable reset (${JSON.stringify(value.slice(0, 40))})`);
+    }
+  }
+  return notes;
+}

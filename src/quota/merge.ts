@@ -1,0 +1,116 @@
+/**
+ * Merging quota evidence over time. Pure.
+ *
+ * Rules (routing-semantics.md "Freshness"; anthropic-wire.md §3 "OAuth usage endpoint"):
+ * - evidence observed later wins for every group it reports (on equal times, `next` wins);
+ * - a group the later evidence does not report is carried over only while its own observation is
+ *   not older than {@link STALE_AFTER_MS} (15 min) relative to the merged snapshot's
+ *   `observedAtMs`; otherwise it is dropped. Carried groups keep their own observation time
+ *   (`QuotaWindow.observedAtMs`, `OverageInfo.observedAtMs`, `unifiedObservedAtMs`) so repeated
+ *   merges cannot keep an old window alive forever;
+ * - scoped windows merge per family, each keeping its own `observedAtMs`;
+ * - reset jitter: when the winning reset differs from the other snapshot's reset for the same
+ *   window by less than {@link RESET_JITTER_MS} (60 s), the earlier-observed reset is kept — the
+ *   usage endpoint's `resets_at` jitters by under a second; only an advance of a minute or more
+ *   is a real rollover.
+ * Groups: unified (`unifiedStatus`, `unifiedResetAtMs`, `representativeClaim`), `session`,
+ * `weekly`, `overage`, and each scoped family.
+ */
+import { RESET_JITTER_MS, STALE_AFTER_MS } from './constants';
+import type { OverageInfo, QuotaSnapshot, QuotaWindow, ScopedQuotaWindow } from './types';
+
+/** One group of fields plus the time it was observed (epoch ms). */
+interface Timed<T> {
+  value: T;
+  atMs: number;
+}
+
+/** Chooses between the earlier snapshot's group `a` and the later one's `b`; applies staleness and jitter. */
+function pick<T extends { resetAtMs?: number }>(
+  a: Timed<T> | undefined,
+  b: Timed<T> | undefined,
+  refMs: number,
+): Timed<T> | undefined {
+  let chosen: Timed<T> | undefined;
+  let other: Timed<T> | undefined;
+  if (b && (!a || b.atMs >= a.atMs)) {
+    chosen = b;
+    other = a;
+  } else {
+    chosen = a;
+    other = b;
+  }
+  if (!chosen || refMs - chosen.atMs > STALE_AFTER_MS) return undefined;
+  const r = chosen.value.resetAtMs;
+  const o = other?.value.resetAtMs;
+  if (r !== undefined && o !== undefined && Math.abs(r - o) < RESET_JITTER_MS && r !== o) {
+    return { value: { ...chosen.value, resetAtMs: o }, atMs: chosen.atMs };
+  }
+  return chosen;
+}
+
+/** Stamps a carried group's own observation time, or removes the stamp when it equals the snapshot's. */
+function stamp<T extends { observedAtMs?: number }>(t: Timed<T>, refMs: number): T {
+  const v = { ...t.value };
+  if (t.atMs < refMs) v.observedAtMs = t.atMs;
+  else delete v.observedAtMs;
+  return v;
+}
+
+function timedWindow<W extends QuotaWindow | OverageInfo>(w: W | undefined, snap: QuotaSnapshot): Timed<W> | undefined {
+  return w ? { value: w, atMs: w.observedAtMs ?? snap.observedAtMs } : undefined;
+}
+
+interface Unified {
+  status?: string;
+  resetAtMs?: number;
+  claim?: string;
+}
+
+function timedUnified(s: QuotaSnapshot): Timed<Unified> | undefined {
+  if (s.unifiedStatus === undefined && s.unifiedResetAtMs === undefined && s.representativeClaim === undefined) return undefined;
+  return {
+    value: { status: s.unifiedStatus, resetAtMs: s.unifiedResetAtMs, claim: s.representativeClaim },
+    atMs: s.unifiedObservedAtMs ?? s.observedAtMs,
+  };
+}
+
+/**
+ * Merges new quota evidence into the previous snapshot of the same account.
+ *
+ * @param prev the stored snapshot, or undefined (then `next` is returned unchanged).
+ * @param next freshly parsed evidence (from `parseUnifiedHeaders` or `parseUsagePayload`).
+ * @returns a new snapshot (inputs are not mutated) whose `observedAtMs` is the later of the two,
+ *   whose `source` is the later one's, and whose groups follow the rules in this file's header.
+ */
+export function mergeSnapshot(prev: QuotaSnapshot | undefined, next: QuotaSnapshot): QuotaSnapshot {
+  if (!prev) return next;
+  const refMs = Math.max(prev.observedAtMs, next.observedAtMs);
+  const later = next.observedAtMs >= prev.observedAtMs ? next : prev;
+  const out: QuotaSnapshot = { observedAtMs: refMs, source: later.source, scoped: {} };
+
+  const unified = pick(timedUnified(prev), timedUnified(next), refMs);
+  if (unified) {
+    if (unified.value.status !== undefined) out.unifiedStatus = unified.value.status;
+    if (unified.value.resetAtMs !== undefined) out.unifiedResetAtMs = unified.value.resetAtMs;
+    if (unified.value.claim !== undefined) out.representativeClaim = unified.value.claim;
+    if (unified.atMs < refMs) out.unifiedObservedAtMs = unified.atMs;
+  }
+
+  const session = pick(timedWindow(prev.session, prev), timedWindow(next.session, next), refMs);
+  if (session) out.session = stamp(session, refMs);
+  const weekly = pick(timedWindow(prev.weekly, prev), timedWindow(next.weekly, next), refMs);
+  if (weekly) out.weekly = stamp(weekly, refMs);
+  const overage = pick(timedWindow(prev.overage, prev), timedWindow(next.overage, next), refMs);
+  if (overage) out.overage = stamp(overage, refMs);
+
+  const scoped = new Map<string, ScopedQuotaWindow>();
+  const own = (s: QuotaSnapshot, f: string): Timed<ScopedQuotaWindow> | undefined =>
+    s.scoped && Object.hasOwn(s.scoped, f) ? { value: s.scoped[f]!, atMs: s.scoped[f]!.observedAtMs } : undefined;
+  for (const family of new Set([...Object.keys(prev.scoped ?? {}), ...Object.keys(next.scoped ?? {})])) {
+    const w = pick(own(prev, family), own(next, family), refMs);
+    if (w) scoped.set(family, w.value);
+  }
+  out.scoped = Object.fromEntries(scoped);
+  return out;
+}

@@ -1,0 +1,142 @@
+/**
+ * The decision record: one JSON object per request, appended to
+ * `decisions.jsonl`. The UI, `/status`, `report` and `replay` all read it.
+ * Schema version 1; fields are only ever added.
+ *
+ * JSON has no Infinity, so "+∞" times (no reset, no cooldown) are recorded as
+ * `null` and restored by `metricsFromRecord`.
+ */
+import type { AccountMetrics } from './metrics';
+import type { RoutingPolicy } from './policy';
+import type { AffinityOutcome, CandidateVerdict, RoutePlan, SelectionReason, SpillOutcome } from './plan';
+
+/** Metrics as stored: Infinity-valued fields become null. */
+export type RecordedMetrics = Omit<AccountMetrics, 'coolingUntilMs' | 'sessionResetMs' | 'weeklyResetMs' | 'sessionResetBucket' | 'scopedResetMs'> & {
+  coolingUntilMs: number | null;
+  sessionResetMs: number | null;
+  weeklyResetMs: number | null;
+  sessionResetBucket: number | null;
+  scopedResetMs: number | null;
+};
+
+/** One candidate as recorded. */
+export interface RecordedCandidate extends CandidateVerdict {
+  /** Insertion (configured) order. */
+  index: number;
+  primary: boolean;
+  fallback: boolean;
+  inflight: number;
+  metrics: RecordedMetrics;
+}
+
+/** One upstream attempt. */
+export interface AttemptRecord {
+  account: string;
+  /** HTTP status from upstream, or 0 when no response arrived. */
+  status: number;
+  /** Classification (`success`, `window_exhausted`, `throttle`, …, `network_error`, `stream_error`). */
+  result: string;
+  /** Time to the upstream response head, ms. */
+  ms: number;
+}
+
+/** Token usage reported by the serving account. */
+export interface UsageRecord {
+  inputTokens: number;
+  outputTokens: number;
+  cacheCreationInputTokens: number;
+  cacheReadInputTokens: number;
+}
+
+/** How the request ended, as the client saw it. */
+export type DecisionOutcome =
+  | 'success'
+  | 'client_error'
+  | 'upstream_error'
+  | 'no_usable_account'
+  | 'truncated'
+  | 'error_after_commit'
+  | 'client_abort';
+
+export interface DecisionRecord {
+  schemaVersion: 1;
+  /** ISO-8601 time the request arrived. */
+  ts: string;
+  requestId: string;
+  sessionId: string | null;
+  path: string;
+  model: string | null;
+  stream: boolean;
+  strategy: RoutingPolicy['strategy'];
+  ranking: RoutingPolicy['accountRanking'];
+  policy: {
+    ranking: RoutingPolicy['accountRanking'];
+    preferPrimary: boolean;
+    sessionAffinity: boolean;
+    sessionAffinityIdleTtlMs: number;
+    spillInflight: number;
+  };
+  selectionReason: SelectionReason;
+  rankingOrder: string[];
+  candidates: RecordedCandidate[];
+  affinity: AffinityOutcome;
+  spill: SpillOutcome | null;
+  policyError: string | null;
+  /** Non-fallback accounts usable when the request was planned. */
+  usableAccounts: number;
+  servedBy: string | null;
+  servedByFallback: boolean;
+  attempts: AttemptRecord[];
+  outcome: DecisionOutcome;
+  status: number;
+  usage: UsageRecord | null;
+  durationMs: number;
+}
+
+const INFINITE_FIELDS = ['coolingUntilMs', 'sessionResetMs', 'weeklyResetMs', 'sessionResetBucket', 'scopedResetMs'] as const;
+
+/** AccountMetrics → RecordedMetrics (Infinity → null). */
+export function metricsToRecord(m: AccountMetrics): RecordedMetrics {
+  const out: Record<string, unknown> = { ...m };
+  for (const k of INFINITE_FIELDS) out[k] = Number.isFinite(m[k]) ? m[k] : null;
+  return out as RecordedMetrics;
+}
+
+/** RecordedMetrics → AccountMetrics (null → Infinity). */
+export function metricsFromRecord(r: RecordedMetrics): AccountMetrics {
+  const out: Record<string, unknown> = { ...r };
+  for (const k of INFINITE_FIELDS) out[k] = r[k] === null || r[k] === undefined ? Infinity : r[k];
+  return out as unknown as AccountMetrics;
+}
+
+/** The decision record's plan part, built before any attempt is made. */
+export function planToRecordFields(plan: RoutePlan, policy: RoutingPolicy) {
+  const verdictById = new Map(plan.verdicts.map((v) => [v.account, v]));
+  return {
+    strategy: policy.strategy,
+    ranking: policy.accountRanking,
+    policy: {
+      ranking: policy.accountRanking,
+      preferPrimary: policy.preferPrimary,
+      sessionAffinity: policy.sessionAffinity,
+      sessionAffinityIdleTtlMs: policy.sessionAffinityIdleTtlMs,
+      spillInflight: policy.spillInflight,
+    },
+    selectionReason: plan.selectionReason,
+    rankingOrder: plan.rankingOrder,
+    candidates: plan.order.map(
+      (a): RecordedCandidate => ({
+        ...verdictById.get(a.id)!,
+        index: a.index,
+        primary: a.isPrimary,
+        fallback: a.fallback,
+        inflight: a.inflight,
+        metrics: metricsToRecord(a.metrics),
+      }),
+    ),
+    affinity: plan.affinity,
+    spill: plan.spill,
+    policyError: plan.policyError,
+    usableAccounts: plan.order.filter((a) => !a.fallback && a.metrics.usable).length,
+  };
+}

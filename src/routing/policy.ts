@@ -1,0 +1,50 @@
+/**
+ * The routing policy snapshot: one immutable object per configuration
+ * generation. Each request reads one snapshot for its whole life, so a reload
+ * never changes the rules under a request that is already running.
+ */
+import type { AccountRanking } from './ranking';
+
+/** How requests are spread over accounts. */
+export type RoutingStrategy = 'fill-first' | 'round-robin';
+
+/** Effective routing values (all units explicit). */
+export interface RoutingPolicy {
+  strategy: RoutingStrategy;
+  accountRanking: AccountRanking;
+  /** Put the configured primary first when it is usable and not session-saturated. */
+  preferPrimary: boolean;
+  /** Label of the configured primary account, if any. */
+  primaryAccount: string | undefined;
+  sessionAffinity: boolean;
+  /** Idle time after which a binding is dropped, ms (60 000–86 400 000). */
+  sessionAffinityIdleTtlMs: number;
+  /** Spill threshold in in-flight requests; 0 = off. */
+  spillInflight: number;
+  /** Per-account cap on in-flight requests; 0 = no cap. */
+  maxInflightPerAccount: number;
+  /** Session soft limit as a fraction of the 5h window (1 disables it). */
+  sessionSoftLimit: number;
+  /** Width of the session-reset bucket, ms. */
+  sessionResetToleranceMs: number;
+  /** Whether an account may keep serving into paid overage when the provider offers it. */
+  allowOverage: boolean;
+  /** Quota-based ranking on (false when `CLAUDE_ROUTER_QUOTA_ROUTING=off`). */
+  quotaRouting: boolean;
+}
+
+/** The defaults: exactly expiry-first fill-first with every modifier off. */
+export const DEFAULT_POLICY: Readonly<RoutingPolicy> = Object.freeze({
+  strategy: 'fill-first',
+  accountRanking: 'expiry-first',
+  preferPrimary: false,
+  primaryAccount: undefined,
+  sessionAffinity: false,
+  sessionAffinityIdleTtlMs: 3_600_000,
+  spillInflight: 0,
+  maxInflightPerAccount: 0,
+  sessionSoftLimit: 0.97,
+  sessionResetToleranceMs: 900_000,
+  allowOverage: false,
+  quotaRouting: true,
+});

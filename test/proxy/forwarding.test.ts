@@ -1,0 +1,83 @@
+import { strict as assert } from 'node:assert';
+import { createHash } from 'node:crypto';
+import { accounts, callRouter, messagesBody, routerStatus, startHarness, type Harness } from '../support/routerHarness';
+
+describe('proxy forwarding', () => {
+  let h: Harness;
+  beforeEach(async () => {
+    h = await startHarness(accounts('a', 'b'));
+  });
+  afterEach(() => h.close());
+
+  it('serves a streamed answer with the real event sequence and names the serving account', async () => {
+    const r = await callRouter(h, { session: 's1', body: messagesBody({ stream: true }) });
+    assert.equal(r.status, 200);
+    assert.match(r.headers['content-type'], /text\/event-stream/);
+    assert.deepEqual(
+      r.events.filter((e) => e !== 'ping'),
+      ['message_start', 'content_block_start', 'content_block_delta', 'content_block_delta', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop'],
+    );
+    assert.ok(['a', 'b'].includes(r.headers['x-claude-router-account']));
+  });
+
+  it('serves JSON and forwards the body byte for byte, query kept, client credentials replaced', async () => {
+    const body = messagesBody({ text: 'exact bytes ✓ with unicode' }).replace('{', '{ ');
+    const r = await callRouter(h, { session: 's1', body, headers: { 'x-api-key': h.router.clientKey, cookie: 'c=1' } });
+    assert.equal(r.status, 200);
+    const json = JSON.parse(r.text);
+    assert.equal(json.type, 'message');
+    const seen = h.sim.requests.find((q) => q.path.startsWith('/v1/messages'))!;
+    assert.equal(seen.path, '/v1/messages?beta=true');
+    assert.equal(seen.bodySha256, createHash('sha256').update(body).digest('hex'));
+    assert.equal(seen.headers.authorization, `Bearer sk-ant-oat01-test-${r.headers['x-claude-router-account']}`);
+    assert.equal(seen.headers['x-api-key'], undefined);
+    assert.equal(seen.headers.cookie, undefined);
+    assert.equal(seen.headers['anthropic-beta'], 'claude-code-20250219,oauth-2025-04-20');
+    assert.ok(!JSON.stringify(seen.headers).includes(h.router.clientKey), 'the local key never goes upstream');
+  });
+
+  it('learns quota from response headers and reports it in /status', async () => {
+    await callRouter(h, { session: 's1' });
+    const st = await routerStatus(h);
+    const served = st.accounts.find((a: any) => a.evidence.freshness === 'fresh');
+    assert.ok(served, 'one account has fresh evidence');
+    assert.equal(typeof served.session.used, 'number');
+    assert.match(served.session.resetsAt, /^\d{4}-/);
+    assert.equal(st.counters.requests, 1);
+    assert.equal(st.counters.served, 1);
+  });
+
+  it('forwards count_tokens and models without binding or counting them as requests', async () => {
+    const c = await callRouter(h, { path: '/v1/messages/count_tokens?beta=true', session: 's1' });
+    assert.equal(c.status, 200);
+    assert.equal(typeof JSON.parse(c.text).input_tokens, 'number');
+    const m = await callRouter(h, { path: '/v1/models', method: 'GET' });
+    assert.equal(m.status, 200);
+    assert.ok(Array.isArray(JSON.parse(m.text).data));
+    const st = await routerStatus(h);
+    assert.equal(st.counters.requests, 0);
+  });
+
+  it('returns a 400 from upstream unchanged and does not try another account', async () => {
+    h.sim.injectFault('a', { kind: 'bad_request' });
+    h.sim.injectFault('b', { kind: 'bad_request' });
+    const r = await callRouter(h, { session: 's1' });
+    assert.equal(r.status, 400);
+    assert.equal(JSON.parse(r.text).error.type, 'invalid_request_error');
+    assert.equal(h.sim.requests.filter((q) => q.path.startsWith('/v1/messages')).length, 1);
+  });
+
+  it('writes one decision record per request with the session id and every candidate', async () => {
+    await callRouter(h, { session: 'sess-1' });
+    await callRouter(h, { body: messagesBody({ userId: JSON.stringify({ device_id: 'd', account_uuid: '', session_id: 'sess-2' }) }) });
+    await h.router.close(); // flush
+    const d = h.decisions();
+    assert.equal(d.length, 2);
+    assert.deepEqual(d.map((x) => x.sessionId), ['sess-1', 'sess-2']);
+    assert.equal(d[0].schemaVersion, 1);
+    assert.equal(d[0].candidates.length, 2);
+    assert.equal(d[0].candidates[0].verdict, 'selected');
+    assert.equal(d[0].outcome, 'success');
+    assert.ok(d[0].usage && d[0].usage.outputTokens > 0);
+  });
+});
