@@ -4,7 +4,7 @@ import * as esbuild from 'esbuild';
 
 const watch = process.argv.includes('--watch');
 const options = {
-  entryPoints: { cli: 'src/cli/main.ts' },
+  entryPoints: { cli: 'src/cli/main.ts', sim: 'src/sim/main.ts' },
   outdir: 'dist',
   bundle: true,
   platform: 'node',

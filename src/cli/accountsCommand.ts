@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { AccountRegistry } from '../accounts/registry';
 import { FileCredentialStore } from '../accounts/fileCredentialStore';
 import { claudeCodeCredentialsPath, readClaudeCodeLogin } from '../accounts/claudeCodeLogin';
-import { configFromArgs, UsageError } from './main';
+import { configFromArgs, UsageError } from './args';
 import { resolveAccounts, stateDirOf } from './runtime';
 
 const LABEL = /^[^\u0000-\u001f\u007f]{1,64}$/;

@@ -10,7 +10,8 @@ import { parseArgs } from 'node:util';
 import { startFakeUpstream, type SimAccountSpec } from '../sim';
 import { streamLogger } from '../proxy/log';
 import { startRouter } from './runtime';
-import { waitForSignal } from './main';
+import { claudeCodeEnvironment, shellExports } from '../proxy/clientEnv';
+import { parsePort, waitForSignal } from './args';
 
 /** The demo's simulated accounts: different fill levels so the ranking has something to decide. */
 export const DEMO_ACCOUNTS: SimAccountSpec[] = [
@@ -19,7 +20,7 @@ export const DEMO_ACCOUNTS: SimAccountSpec[] = [
   { label: 'team', accessToken: 'sk-ant-oat01-demo-team', refreshToken: 'sk-ant-ort01-demo-team', initialFiveHourUsed: 0.8, initialSevenDayUsed: 0.4, sevenDayResetInMs: 3 * 86_400_000 },
 ];
 
-export async function runDemo(argv: string[], parsePort: (v: string | undefined) => number | undefined): Promise<void> {
+export async function runDemo(argv: string[]): Promise<void> {
   const { values } = parseArgs({ args: argv, options: { port: { type: 'string', short: 'p' }, 'log-level': { type: 'string' } }, strict: true });
   const sim = await startFakeUpstream({ accounts: DEMO_ACCOUNTS });
   const stateDir = mkdtempSync(path.join(os.tmpdir(), 'claude-router-demo-'));
@@ -35,9 +36,8 @@ export async function runDemo(argv: string[], parsePort: (v: string | undefined)
   });
   process.stdout.write(
     `Claude Router demo: ${DEMO_ACCOUNTS.length} simulated accounts (${DEMO_ACCOUNTS.map((a) => a.label).join(', ')}) behind a fake Anthropic upstream.\n` +
-      'Point Claude Code at it (in another terminal):\n' +
-      `  export ANTHROPIC_BASE_URL=${router.url}\n` +
-      `  export ANTHROPIC_AUTH_TOKEN=${router.clientKey}\n` +
+      'Point Claude Code at it (paste into another terminal, then run `claude`):\n' +
+      shellExports(claudeCodeEnvironment(router.url, router.clientKey)).replace(/^/gm, '  ') + '\n' +
       `Watch the pool: curl -s -H 'x-claude-router-key: ${router.clientKey}' ${router.url}/status\n` +
       `Decisions are logged to ${path.join(stateDir, 'decisions.jsonl')}. Ctrl-C stops the demo.\n` +
       `listening on ${router.url}\n`,

@@ -10,13 +10,12 @@
  * 1 runtime failure, 2 bad usage or invalid configuration.
  */
 import { parseArgs } from 'node:util';
-import { loadConfigFile } from '../config/load';
-import type { ConfigInput } from '../config/schema';
 import { streamLogger, type LogLevel } from '../proxy/log';
 import { startRouter } from './runtime';
 import { runStatus } from './statusCommand';
 import { runAccounts } from './accountsCommand';
 import { runDemo } from './demo';
+import { configFromArgs, parsePort, UsageError, waitForSignal } from './args';
 
 const USAGE = `usage:
   claude-router start --config <proxy-config.yaml> [--port <n>] [--log-level debug|info|warn|error]
@@ -27,27 +26,6 @@ const USAGE = `usage:
   claude-router accounts import [--label <name>] [--credentials-file <~/.claude/.credentials.json>] [--config <file>]
   claude-router accounts remove <label> [--config <file>]
 `;
-
-/** A usage or configuration error: printed without a stack, exit code 2. */
-export class UsageError extends Error {}
-
-/** Loads `--config` (or an empty config when absent and `optional`). */
-export async function configFromArgs(file: string | undefined, optional: boolean): Promise<{ config: ConfigInput; path?: string }> {
-  if (!file) {
-    if (optional) return { config: {} };
-    throw new UsageError('--config <proxy-config.yaml> is required');
-  }
-  const result = await loadConfigFile(file);
-  if (!result.ok) throw new UsageError(`invalid configuration:\n${result.error}`);
-  return { config: result.config, path: file };
-}
-
-function parsePort(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new UsageError(`--port: expected an integer 0–65535, got "${value}"`);
-  return n;
-}
 
 async function runStart(argv: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -66,19 +44,6 @@ async function runStart(argv: string[]): Promise<void> {
   await router.close();
 }
 
-/** Resolves on SIGINT or SIGTERM. */
-export function waitForSignal(): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      process.off('SIGINT', done);
-      process.off('SIGTERM', done);
-      resolve();
-    };
-    process.on('SIGINT', done);
-    process.on('SIGTERM', done);
-  });
-}
-
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   try {
@@ -89,7 +54,7 @@ export async function main(argv: string[]): Promise<number> {
       case 'status':
         return await runStatus(rest);
       case 'demo':
-        await runDemo(rest, parsePort);
+        await runDemo(rest);
         return 0;
       case 'accounts':
         return await runAccounts(rest);

@@ -136,6 +136,7 @@ export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
     );
   }
 
+  let closing: Promise<void> | undefined;
   return {
     url: server.url,
     port: server.port,
@@ -143,10 +144,11 @@ export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
     stateDir,
     engine,
     server,
-    close: async () => {
-      watcher?.close();
-      await server.close();
-      await Promise.all([engine.close(), (saver as StatePersistence).close(), decisions.close()]);
-    },
+    close: () =>
+      (closing ??= (async () => {
+        watcher?.close();
+        await server.close();
+        await Promise.all([engine.close(), (saver as StatePersistence).close(), decisions.close()]);
+      })()),
   };
 }

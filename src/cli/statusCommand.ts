@@ -6,7 +6,7 @@ import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { DEFAULT_SERVER_SETTINGS } from '../config/schema';
 import type { StatusReport } from '../proxy/status';
-import { configFromArgs } from './main';
+import { configFromArgs } from './args';
 import { stateDirOf } from './runtime';
 import { loadOrCreateClientKey } from './stateDir';
 import { formatDuration } from '../proxy/exhausted';

@@ -1,27 +1,12 @@
 /**
- * Command-line entry: `node out/src/sim/main.js [--accounts N] [--port P] [--host H]
- * [--deltas N] [--interval-ms MS] [--five-hour-limit TOKENS]` (env: SIM_ACCOUNTS, SIM_PORT,
- * SIM_HOST, SIM_DELTAS, SIM_INTERVAL_MS, SIM_FIVE_HOUR_LIMIT). Prints `sim listening on URL`,
- * then one JSON line `{url, tokenUrl, accounts:[{label, accessToken, refreshToken}]}`.
+ * Command-line entry of the fake upstream (bundled as dist/sim.js):
+ * `node dist/sim.js [--accounts N] [--port P] [--host H] [--deltas N] [--interval-ms MS] [--five-hour-limit TOKENS]`.
+ * Prints `sim listening on URL`, then one JSON line `{url, tokenUrl, accounts:[{label, accessToken, refreshToken}]}`.
  * Stops on SIGINT/SIGTERM.
  */
+import { parseArgs } from 'node:util';
 import { startFakeUpstream } from './fakeUpstream';
-import type { SimAccountSpec } from './types';
-
-/** `n` OAuth account specs labelled `acct1`…`acctN` with deterministic tokens. */
-export function simAccounts(n: number, extra: Partial<SimAccountSpec> = {}): SimAccountSpec[] {
-  return Array.from({ length: n }, (_, i) => ({
-    label: `acct${i + 1}`,
-    accessToken: `sk-ant-oat01-sim-acct${i + 1}-0`,
-    refreshToken: `sk-ant-ort01-sim-acct${i + 1}-0`,
-    ...extra,
-  }));
-}
-
-function arg(argv: string[], name: string, env: string): string | undefined {
-  const i = argv.indexOf(`--${name}`);
-  return i >= 0 && i + 1 < argv.length ? argv[i + 1] : process.env[env];
-}
+import { simAccounts } from './presets';
 
 function num(v: string | undefined, dflt: number): number {
   const n = v === undefined ? NaN : Number(v);
@@ -29,14 +14,26 @@ function num(v: string | undefined, dflt: number): number {
 }
 
 async function main(argv: string[]): Promise<void> {
-  const limit = arg(argv, 'five-hour-limit', 'SIM_FIVE_HOUR_LIMIT');
-  const accounts = simAccounts(num(arg(argv, 'accounts', 'SIM_ACCOUNTS'), 3), limit ? { fiveHourLimitTokens: num(limit, 2_000_000) } : {});
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      accounts: { type: 'string' },
+      port: { type: 'string' },
+      host: { type: 'string' },
+      deltas: { type: 'string' },
+      'interval-ms': { type: 'string' },
+      'five-hour-limit': { type: 'string' },
+    },
+  });
+  const limit = values['five-hour-limit'];
+  const accounts = simAccounts(num(values.accounts, 3), limit ? { fiveHourLimitTokens: num(limit, 2_000_000) } : {});
   const sim = await startFakeUpstream({
     accounts,
-    host: arg(argv, 'host', 'SIM_HOST') ?? '127.0.0.1',
-    port: num(arg(argv, 'port', 'SIM_PORT'), 0),
-    sseDeltaCount: num(arg(argv, 'deltas', 'SIM_DELTAS'), 3),
-    sseIntervalMs: num(arg(argv, 'interval-ms', 'SIM_INTERVAL_MS'), 0),
+    host: values.host ?? '127.0.0.1',
+    port: num(values.port, 0),
+    sseDeltaCount: num(values.deltas, 3),
+    sseIntervalMs: num(values['interval-ms'], 0),
   });
   process.stdout.write(`sim listening on ${sim.url}\n`);
   const tokens = accounts.map((a) => ({ label: a.label, accessToken: a.accessToken, refreshToken: a.refreshToken }));
@@ -48,9 +45,7 @@ async function main(argv: string[]): Promise<void> {
   process.once('SIGTERM', stop);
 }
 
-if (require.main === module) {
-  main(process.argv.slice(2)).catch((e: unknown) => {
-    process.stderr.write(`sim failed: ${e instanceof Error ? e.message : String(e)}\n`);
-    process.exit(1);
-  });
-}
+main(process.argv.slice(2)).catch((e: unknown) => {
+  process.stderr.write(`sim failed: ${e instanceof Error ? e.message : String(e)}\n`);
+  process.exit(1);
+});
