@@ -138,7 +138,10 @@ export async function runAttempts(r: AttemptRequest, s: AttemptServices): Promis
     s.log.info(`failover ${r.requestId}: ${account.id} → next (${last?.result ?? 'skipped'})`);
   }
 
-  if (held && !r.res.headersSent) {
+  // When every account is now unusable the pool-wide answer (earliest recovery) helps the
+  // client more than the last account's own 429; otherwise relay what upstream said.
+  const anyUsable = r.order.some((a) => s.usableNow(a.id));
+  if (held && anyUsable && !r.res.headersSent) {
     relayHeld(r.res, held);
     return { outcome: held.status >= 500 ? 'upstream_error' : 'client_error', status: held.status, servedBy: null, attempts, usage: null };
   }

@@ -1,0 +1,204 @@
+import { strict as assert } from 'node:assert';
+import { accounts, callRouter, eventually, messagesBody, routerStatus, startHarness, type Harness } from '../support/routerHarness';
+
+const streamBody = () => messagesBody({ stream: true });
+const messageRequests = (h: Harness, label?: string) =>
+  h.sim.requests.filter((q) => q.path.startsWith('/v1/messages?') && (label === undefined || q.account === label));
+
+/** Makes `label` the rank-0 account by giving it the soonest weekly reset (expiry-first). */
+function specsWithFirst(first: string, ...others: string[]) {
+  return [
+    { ...accounts(first)[0], sevenDayResetInMs: 86_400_000, initialSevenDayUsed: 0.5 },
+    ...others.map((o, i) => ({ ...accounts(o)[0], sevenDayResetInMs: (3 + i) * 86_400_000, initialSevenDayUsed: 0.1 })),
+  ];
+}
+
+describe('proxy failover', () => {
+  let h: Harness;
+  afterEach(() => h?.close());
+
+  it('rotates on an exhausted 5h window and cools the account until that reset', async () => {
+    h = await startHarness(specsWithFirst('a', 'b'));
+    const first = await callRouter(h, { session: 's1' });
+    assert.equal(first.headers['x-claude-router-account'], 'a');
+    h.sim.injectFault('a', { kind: 'exhaust', window: '5h', resetInMs: 2 * 3_600_000 });
+    const r = await callRouter(h, { session: 's1', body: streamBody() });
+    assert.equal(r.status, 200);
+    assert.equal(r.headers['x-claude-router-account'], 'b');
+    assert.equal(r.events.filter((e) => e === 'message_start').length, 1);
+    const st = await routerStatus(h);
+    const a = st.accounts.find((x: any) => x.label === 'a');
+    assert.equal(a.usable, false);
+    assert.equal(a.coolingReason, 'window_exhausted');
+    assert.deepEqual(a.coolingWindows, ['5h']);
+    const untilMs = Date.parse(a.coolingUntil);
+    assert.ok(Math.abs(untilMs - (Date.now() + 2 * 3_600_000)) < 10_000, 'cooldown ends at the window reset');
+  });
+
+  it('does not re-probe an account whose window resets far in the future', async () => {
+    h = await startHarness(specsWithFirst('a', 'b'));
+    h.sim.injectFault('a', { kind: 'exhaust', window: '7d', resetInMs: 6 * 86_400_000 });
+    for (let i = 0; i < 5; i++) {
+      const r = await callRouter(h, { session: `s${i}` });
+      assert.equal(r.status, 200);
+      assert.equal(r.headers['x-claude-router-account'], 'b');
+    }
+    assert.equal(messageRequests(h, 'a').length, 1, 'the exhausted account was tried once, not on every request');
+  });
+
+  it('follows retry-after on a throttle 429 and serves from another account', async () => {
+    h = await startHarness(specsWithFirst('a', 'b'));
+    await callRouter(h, { session: 's0' });
+    h.sim.injectFault('a', { kind: 'throttle', retryAfterS: 30 });
+    const r = await callRouter(h, { session: 's1', body: streamBody() });
+    assert.equal(r.status, 200);
+    assert.equal(r.headers['x-claude-router-account'], 'b');
+    const a = (await routerStatus(h)).accounts.find((x: any) => x.label === 'a');
+    assert.equal(a.coolingReason, 'throttle');
+    const left = Date.parse(a.coolingUntil) - Date.now();
+    assert.ok(left > 25_000 && left <= 31_000, `cooldown follows retry-after (${left} ms left)`);
+  });
+
+  it('treats a header-less 429 as no capacity signal: no cooldown, one try elsewhere', async () => {
+    h = await startHarness(specsWithFirst('a', 'b'));
+    await callRouter(h, { session: 's0' });
+    h.sim.injectFault('a', { kind: 'headerless_429' });
+    const r = await callRouter(h, { session: 's1' });
+    assert.equal(r.status, 200);
+    assert.equal(r.headers['x-claude-router-account'], 'b');
+    const a = (await routerStatus(h)).accounts.find((x: any) => x.label === 'a');
+    assert.equal(a.coolingUntil, null);
+    assert.equal(a.usable, true);
+  });
+
+  it('passes a header-less 429 through when the second account answers the same', async () => {
+    h = await startHarness(specsWithFirst('a', 'b', 'c'));
+    for (const l of ['a', 'b', 'c']) h.sim.injectFault(l, { kind: 'headerless_429' });
+    const r = await callRouter(h, { session: 's1' });
+    assert.equal(r.status, 429);
+    assert.equal(JSON.parse(r.text).error.message, 'Error');
+    assert.equal(messageRequests(h).length, 2, 'at most one attempt on another account');
+  });
+
+  it('rotates when a 200 stream starts with an overloaded error, before any byte reaches the client', async () => {
+    h = await startHarness(specsWithFirst('a', 'b'));
+    await callRouter(h, { session: 's0' });
+    h.sim.injectFault('a', { kind: 'overloaded_in_stream' });
+    const r = await callRouter(h, { session: 's1', body: streamBody() });
+    assert.equal(r.status, 200);
+    assert.equal(r.headers['x-claude-router-account'], 'b');
+    assert.ok(!r.events.includes('error'), 'the client never sees the first error');
+    assert.equal(r.events.filter((e) => e === 'message_start').length, 1);
+    assert.ok(r.events.includes('message_stop'));
+  });
+
+  it('ends the stream with one clean error when upstream fails after content (no splice)', async () => {
+    h = await startHarness(specsWithFirst('a', 'b'));
+    await callRouter(h, { session: 's0' });
+    h.sim.injectFault('a', { kind: 'error_after_content' });
+    const r = await callRouter(h, { session: 's1', body: streamBody() });
+    assert.equal(r.status, 200);
+    assert.equal(r.headers['x-claude-router-account'], 'a');
+    assert.equal(r.events.filter((e) => e === 'message_start').length, 1, 'never a second message_start');
+    assert.equal(r.events[r.events.length - 1], 'error');
+    assert.equal(messageRequests(h, 'b').length, 0, 'no retry after commit');
+    await h.router.close();
+    assert.equal(h.decisions().at(-1)!.outcome, 'error_after_commit');
+  });
+
+  it('marks a stream cut before message_stop as truncated and tells the client', async () => {
+    h = await startHarness(specsWithFirst('a', 'b'));
+    await callRouter(h, { session: 's0' });
+    h.sim.injectFault('a', { kind: 'truncate' });
+    const r = await callRouter(h, { session: 's1', body: streamBody() });
+    assert.equal(r.status, 200);
+    assert.ok(!r.events.includes('message_stop'));
+    assert.equal(r.events[r.events.length - 1], 'error');
+    assert.match(r.text, /ended before message_stop/);
+    await h.router.close();
+    assert.equal(h.decisions().at(-1)!.outcome, 'truncated');
+  });
+
+  it('refreshes an expired token once for two concurrent requests and never flags re-login', async () => {
+    h = await startHarness(specsWithFirst('a', 'b'));
+    await callRouter(h, { session: 's0' });
+    h.sim.injectFault('a', { kind: 'expire_token' });
+    const [r1, r2] = await Promise.all([callRouter(h, { session: 's1' }), callRouter(h, { session: 's2' })]);
+    assert.equal(r1.status, 200);
+    assert.equal(r2.status, 200);
+    assert.equal(r1.headers['x-claude-router-account'], 'a');
+    assert.equal(r2.headers['x-claude-router-account'], 'a');
+    assert.equal(h.sim.refreshCount('a'), 1, 'one refresh shared by both requests');
+    const a = (await routerStatus(h)).accounts.find((x: any) => x.label === 'a');
+    assert.equal(a.needsSignIn, false);
+    // The rotated pair was persisted: a restart would use the new refresh token.
+    const stored = JSON.parse(require('node:fs').readFileSync(`${h.stateDir}/credentials.json`, 'utf8'));
+    assert.equal(stored.accounts.a.refreshToken, h.sim.account('a').refreshToken);
+  });
+
+  it('moves the request to another account and flags sign-in when a 401 cannot be refreshed', async () => {
+    h = await startHarness(specsWithFirst('a', 'b'), {
+      configAccounts: [
+        { label: 'a', accessToken: 'sk-ant-oat01-test-a' }, // no refresh token
+        { label: 'b', accessToken: 'sk-ant-oat01-test-b', refreshToken: 'sk-ant-ort01-test-b' },
+      ],
+    });
+    await callRouter(h, { session: 's0' });
+    h.sim.injectFault('a', { kind: 'expire_token' });
+    const r = await callRouter(h, { session: 's1', body: streamBody() });
+    assert.equal(r.status, 200);
+    assert.equal(r.headers['x-claude-router-account'], 'b');
+    const a = (await routerStatus(h)).accounts.find((x: any) => x.label === 'a');
+    assert.equal(a.needsSignIn, true);
+    assert.equal(a.usable, false);
+  });
+
+  it('answers 429 with retry-after for the earliest recovery when every account is exhausted', async () => {
+    h = await startHarness(specsWithFirst('a', 'b'));
+    h.sim.injectFault('a', { kind: 'exhaust', window: '5h', resetInMs: 40 * 60_000 });
+    h.sim.injectFault('b', { kind: 'exhaust', window: '7d', resetInMs: 3 * 86_400_000 });
+    const r = await callRouter(h, { session: 's1', body: streamBody() });
+    assert.equal(r.status, 429);
+    const err = JSON.parse(r.text);
+    assert.equal(err.type, 'error');
+    assert.equal(err.error.type, 'rate_limit_error');
+    assert.match(err.error.message, /"a" \(5h window\)/);
+    const retryAfter = Number(r.headers['retry-after']);
+    assert.ok(retryAfter > 38 * 60 && retryAfter <= 40 * 60 + 1, `retry-after ${retryAfter}`);
+    // A second request goes nowhere upstream: both accounts are known to be cooling.
+    const before = messageRequests(h).length;
+    const again = await callRouter(h, { session: 's2' });
+    assert.equal(again.status, 429);
+    assert.equal(messageRequests(h).length, before);
+  });
+
+  it('rotates on 529 overloaded and returns the last 529 when every account is overloaded', async () => {
+    h = await startHarness(specsWithFirst('a', 'b'));
+    h.sim.injectFault('a', { kind: 'overloaded_529' });
+    const ok = await callRouter(h, { session: 's1' });
+    assert.equal(ok.headers['x-claude-router-account'], 'b');
+    h = (await h.close(), await startHarness(specsWithFirst('a', 'b')));
+    h.sim.injectFault('a', { kind: 'overloaded_529' });
+    h.sim.injectFault('b', { kind: 'overloaded_529' });
+    const r = await callRouter(h, { session: 's1' });
+    assert.ok(r.status === 529 || r.status === 429, `status ${r.status}`);
+    assert.equal(JSON.parse(r.text).type, 'error');
+  });
+
+  it('leaves every in-flight count at zero after clients abort mid-stream and while waiting', async () => {
+    h = await startHarness(specsWithFirst('a', 'b'), { sim: { sseIntervalMs: 50, sseDeltaCount: 40 } });
+    h.sim.injectFault('a', { kind: 'slow_first_byte', delayMs: 2_000 });
+    const aborts = [0, 1, 2, 3].map(async (i) => {
+      const ac = new AbortController();
+      const p = callRouter(h, { session: `s${i}`, body: streamBody(), signal: ac.signal }).catch(() => undefined);
+      setTimeout(() => ac.abort(), 150 + i * 50);
+      return p;
+    });
+    await eventually(async () => (await routerStatus(h)).inflight > 0, 2000, 'requests in flight');
+    await Promise.all(aborts);
+    await eventually(async () => (await routerStatus(h)).inflight === 0, 5000, 'in-flight back to zero');
+    const st = await routerStatus(h);
+    for (const a of st.accounts) assert.equal(a.inflight, 0);
+    assert.ok(st.counters.clientAborts >= 1);
+  });
+});
