@@ -9,6 +9,7 @@ import { FileCredentialStore } from '../accounts/fileCredentialStore';
 import { oauthRefresher } from '../accounts/oauth';
 import { seedCredentials, type SeedCredential } from '../accounts/seed';
 import { TokenManager } from '../accounts/tokenManager';
+import { UsagePoller } from '../accounts/usagePoller';
 import type { AccountInfo } from '../accounts/types';
 import { DEFAULT_SERVER_SETTINGS, policyFrom, type ConfigInput } from '../config/schema';
 import { camelToKebab } from '../config/keys';
@@ -28,6 +29,8 @@ export interface StartOptions {
   /** Overrides `listen.port` (`--port`). */
   port?: number;
   log: Logger;
+  /** Poll the usage endpoint for accounts without fresh evidence (default true). */
+  pollUsage?: boolean;
   env?: NodeJS.ProcessEnv;
   now?: () => number;
 }
@@ -39,6 +42,7 @@ export interface RunningRouter {
   stateDir: string;
   engine: RouterEngine;
   server: ProxyServer;
+  poller: UsagePoller;
   close(): Promise<void>;
 }
 
@@ -120,6 +124,17 @@ export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
     throw err;
   }
 
+  const poller = new UsagePoller({
+    baseUrl: () => engine.config.upstreamBaseUrl,
+    accounts: () => engine.config.accounts.filter((a) => a.enabled && a.kind === 'oauth').map((a) => a.label),
+    freshness: (label) => engine.metricsFor(engine.config, null, now()).get(label)?.freshness ?? 'unknown',
+    credentials: (label) => tokens.current(label),
+    record: (label, snapshot) => state.recordEvidence(label, snapshot),
+    log: (m) => log.info(m),
+    now,
+  });
+  if (opts.pollUsage !== false) poller.start();
+
   let watcher: ConfigWatcher | undefined;
   if (opts.configPath) {
     const file = opts.configPath;
@@ -144,9 +159,11 @@ export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
     stateDir,
     engine,
     server,
+    poller,
     close: () =>
       (closing ??= (async () => {
         watcher?.close();
+        poller.stop();
         await server.close();
         await Promise.all([engine.close(), (saver as StatePersistence).close(), decisions.close()]);
       })()),

@@ -96,7 +96,9 @@ export class DecisionLog implements DecisionSink {
     } catch {
       /* no file yet */
     }
-    this.stream = fs.createWriteStream(this.file, { flags: 'a', mode: 0o600 });
+    // Opened synchronously so the file exists at once: a rotation right after must find it.
+    const fd = fs.openSync(this.file, 'a', 0o600);
+    this.stream = fs.createWriteStream(this.file, { fd, flags: 'a' });
     this.stream.on('error', (err) => this.opts.onError?.(err));
     this.bytes = size;
     this.day = today;

@@ -42,6 +42,7 @@ export async function startHarness(
       routing: opts.routing,
     },
     log: silentLogger,
+    pollUsage: false, // tests drive the poller by hand
   });
   return {
     sim,

@@ -1,0 +1,101 @@
+import { strict as assert } from 'node:assert';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { startFakeUpstream } from '../../src/sim';
+import { startRouter } from '../../src/cli/runtime';
+import { silentLogger } from '../../src/proxy/log';
+import { DecisionLog } from '../../src/proxy/decisionLog';
+import type { DecisionRecord } from '../../src/routing/decision';
+import { accounts, callRouter, routerStatus, startHarness, type Harness } from '../support/routerHarness';
+
+describe('router state across restarts, usage polling, caps, log rotation', () => {
+  let h: Harness | undefined;
+  afterEach(async () => {
+    await h?.close();
+    h = undefined;
+  });
+
+  it('keeps cooldowns, bindings and quota snapshots across a restart', async () => {
+    const sim = await startFakeUpstream({ accounts: accounts('a', 'b') });
+    const stateDir = mkdtempSync(path.join(os.tmpdir(), 'router-restart-'));
+    const config = {
+      listen: { host: '127.0.0.1' as const, port: 0 },
+      upstream: { baseUrl: sim.url, tokenUrl: sim.tokenUrl },
+      stateDir,
+      clientKey: 'restart-key-0123456789',
+      accounts: accounts('a', 'b').map((a) => ({ label: a.label, accessToken: a.accessToken, refreshToken: a.refreshToken })),
+      routing: { sessionAffinity: true },
+    };
+    try {
+      const first = await startRouter({ config, log: silentLogger, pollUsage: false });
+      const hh = { router: first } as Harness;
+      const served = (await callRouter(hh, { session: 'keep-me' })).headers['x-claude-router-account'];
+      sim.injectFault(served, { kind: 'throttle', retryAfterS: 600 });
+      const moved = await callRouter(hh, { session: 'second' });
+      assert.notEqual(moved.headers['x-claude-router-account'], served);
+      await first.close();
+
+      const second = await startRouter({ config, log: silentLogger, pollUsage: false });
+      try {
+        const st = await routerStatus({ router: second } as Harness);
+        assert.equal(st.boundSessions, 2, 'bindings survived the restart');
+        const cooling = st.accounts.find((x: any) => x.label === served);
+        assert.equal(cooling.coolingReason, 'throttle', 'the cooldown survived the restart');
+        assert.equal(cooling.evidence.source, 'headers', 'the quota snapshot survived the restart');
+        const again = await callRouter({ router: second } as Harness, { session: 'second' });
+        assert.equal(again.headers['x-claude-router-account'], moved.headers['x-claude-router-account'], 'a session returns to its account');
+        assert.equal(sim.requests.filter((q) => q.account === served && q.path.startsWith('/v1/messages')).length, 2, 'the cooling account is not tried');
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await sim.close();
+      rmSync(stateDir, { recursive: true, force: true });
+    }
+  });
+
+  it('polls the usage endpoint for accounts without evidence and stops for a 403', async () => {
+    h = await startHarness([
+      { ...accounts('a')[0], initialFiveHourUsed: 0.42 },
+      { ...accounts('b')[0], usageEndpoint: false },
+    ]);
+    await h.router.poller.tick();
+    await h.router.poller.tick();
+    const st = await routerStatus(h);
+    const a = st.accounts.find((x: any) => x.label === 'a');
+    assert.equal(a.evidence.source, 'usage');
+    assert.ok(Math.abs(a.session.used - 0.42) < 0.01, `5h used ${a.session.used} read as a fraction of percent`);
+    const b = st.accounts.find((x: any) => x.label === 'b');
+    assert.equal(b.evidence.freshness, 'unknown');
+    const usageCalls = () => h!.sim.requests.filter((q) => q.path.startsWith('/api/oauth/usage')).length;
+    const before = usageCalls();
+    await h.router.poller.tick();
+    assert.equal(usageCalls(), before, 'a 403 account and a freshly polled one are not polled again');
+  });
+
+  it('holds max-inflight-per-account: a second concurrent request goes to the next account', async () => {
+    h = await startHarness(accounts('a', 'b'), { routing: { maxInflightPerAccount: 1 }, sim: { sseIntervalMs: 30 } });
+    const body = JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 10, stream: true, messages: [{ role: 'user', content: 'x' }] });
+    const [r1, r2] = await Promise.all([callRouter(h, { session: 's1', body }), callRouter(h, { session: 's2', body })]);
+    assert.deepEqual([r1.headers['x-claude-router-account'], r2.headers['x-claude-router-account']].sort(), ['a', 'b']);
+  });
+
+  it('rotates decisions.jsonl by size and by day, keeping a bounded number of files', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'router-log-'));
+    let t = Date.UTC(2026, 10, 30, 23, 59, 0);
+    const log = new DecisionLog({ dir, maxBytes: 2_000, keep: 3, now: () => t });
+    const rec = (i: number) => ({ schemaVersion: 1, requestId: `r${i}`, pad: 'x'.repeat(300) }) as unknown as DecisionRecord;
+    for (let i = 0; i < 20; i++) log.append(rec(i));
+    t += 120_000; // next UTC day
+    log.append(rec(99));
+    await log.close();
+    const files = readdirSync(dir).sort();
+    assert.ok(files.includes('decisions.jsonl'));
+    assert.equal(files.filter((f) => f.startsWith('decisions-')).length, 3, files.join(','));
+    const current = readFileSync(path.join(dir, 'decisions.jsonl'), 'utf8').trim().split('\n');
+    assert.deepEqual(current.map((l) => JSON.parse(l).requestId), ['r99'], 'a new day starts a new file');
+    assert.equal(log.recent(2).map((r) => r.requestId).join(), 'r19,r99');
+    rmSync(dir, { recursive: true, force: true });
+  });
+});
