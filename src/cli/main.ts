@@ -5,6 +5,8 @@
  *   claude-router status [--config F] [--json]
  *   claude-router demo [--port N]
  *   claude-router accounts list|add|import|remove …
+ *   claude-router report <decisions.jsonl>…
+ *   claude-router replay <decisions.jsonl>… --ranking expiry-first
  *
  * Arguments are parsed with node's util.parseArgs; exit codes: 0 ok,
  * 1 runtime failure, 2 bad usage or invalid configuration.
@@ -15,6 +17,7 @@ import { startRouter } from './runtime';
 import { runStatus } from './statusCommand';
 import { runAccounts } from './accountsCommand';
 import { runDemo } from './demo';
+import { runReplay, runReport } from './logCommands';
 import { configFromArgs, parsePort, UsageError, waitForSignal } from './args';
 
 const USAGE = `usage:
@@ -25,6 +28,8 @@ const USAGE = `usage:
   claude-router accounts add --label <name> (--access-token <t> [--refresh-token <t>] [--expires-at <iso|ms>] | --api-key <k> [--fallback]) [--config <file>]
   claude-router accounts import [--label <name>] [--credentials-file <~/.claude/.credentials.json>] [--config <file>]
   claude-router accounts remove <label> [--config <file>]
+  claude-router report <decisions.jsonl>… [--json]
+  claude-router replay <decisions.jsonl>… [--ranking expiry-first|headroom-first] [--all]
 `;
 
 async function runStart(argv: string[]): Promise<void> {
@@ -58,6 +63,10 @@ export async function main(argv: string[]): Promise<number> {
         return 0;
       case 'accounts':
         return await runAccounts(rest);
+      case 'report':
+        return runReport(rest);
+      case 'replay':
+        return runReplay(rest);
       case undefined:
       case 'help':
       case '--help':

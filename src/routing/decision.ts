@@ -75,6 +75,8 @@ export interface DecisionRecord {
     sessionAffinity: boolean;
     sessionAffinityIdleTtlMs: number;
     spillInflight: number;
+    /** False when `CLAUDE_ROUTER_QUOTA_ROUTING=off` (the ranking order is then configured order). */
+    quotaRouting: boolean;
   };
   selectionReason: SelectionReason;
   rankingOrder: string[];
@@ -121,6 +123,7 @@ export function planToRecordFields(plan: RoutePlan, policy: RoutingPolicy) {
       sessionAffinity: policy.sessionAffinity,
       sessionAffinityIdleTtlMs: policy.sessionAffinityIdleTtlMs,
       spillInflight: policy.spillInflight,
+      quotaRouting: policy.quotaRouting,
     },
     selectionReason: plan.selectionReason,
     rankingOrder: plan.rankingOrder,

@@ -1,0 +1,65 @@
+/**
+ * `claude-router report <decisions.jsonl…>` and
+ * `claude-router replay <decisions.jsonl…> --ranking expiry-first [--all]`.
+ */
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import type { DecisionRecord } from '../routing/decision';
+import { computeReport, formatReport } from '../routing/report';
+import { replayDecisions } from '../routing/replay';
+import { UsageError } from './args';
+
+/** Reads JSONL decision logs; lines that are not decision records are counted, not fatal. */
+export function readDecisionLogs(files: readonly string[]): { records: DecisionRecord[]; badLines: number } {
+  const records: DecisionRecord[] = [];
+  let badLines = 0;
+  for (const file of files) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (err) {
+      throw new UsageError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+    for (const line of text.split('\n')) {
+      if (!line.trim()) continue;
+      try {
+        const r = JSON.parse(line) as DecisionRecord;
+        if (r && r.schemaVersion === 1 && typeof r.ts === 'string') records.push(r);
+        else badLines++;
+      } catch {
+        badLines++;
+      }
+    }
+  }
+  return { records, badLines };
+}
+
+export function runReport(argv: string[]): number {
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, strict: true, options: { json: { type: 'boolean' } } });
+  if (positionals.length === 0) throw new UsageError('report <decisions.jsonl> [more files…] [--json]');
+  const { records, badLines } = readDecisionLogs(positionals);
+  const report = computeReport(records);
+  process.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : formatReport(report));
+  if (badLines) process.stderr.write(`skipped ${badLines} line(s) that are not decision records\n`);
+  return 0;
+}
+
+export function runReplay(argv: string[]): number {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: { ranking: { type: 'string' }, all: { type: 'boolean' } },
+  });
+  const ranking = values.ranking ?? 'expiry-first';
+  if (ranking !== 'expiry-first' && ranking !== 'headroom-first') throw new UsageError('--ranking: expiry-first or headroom-first');
+  if (positionals.length === 0) throw new UsageError('replay <decisions.jsonl> [more files…] --ranking expiry-first [--all]');
+  const { records, badLines } = readDecisionLogs(positionals);
+  const result = replayDecisions(records, ranking, values.all ?? false);
+  for (const d of result.differences) {
+    process.stdout.write(`${d.ts} ${d.requestId}: recorded ${d.recorded.join(' > ')} | replayed ${d.replayed.join(' > ')}\n`);
+  }
+  process.stdout.write(`compared: ${result.compared}, skipped: ${result.skipped}${badLines ? `, unreadable lines: ${badLines}` : ''}\n`);
+  process.stdout.write(`differences: ${result.differences.length}\n`);
+  return result.differences.length === 0 ? 0 : 1;
+}

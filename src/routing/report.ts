@@ -1,0 +1,135 @@
+/**
+ * The design seed's rollout metrics, computed from a decision log. Pure.
+ *
+ * Definitions (so two reports are comparable):
+ * - session request: a `/v1/messages` decision with a session id that an
+ *   account served;
+ * - mid-session switch: a session request served by a different non-fallback
+ *   account than the session's previous non-fallback served request;
+ * - A→B→A ping-pong: a switch back to the account the session left, within
+ *   5 minutes of leaving it;
+ * - extra cache-creation tokens: cache-creation input tokens reported on the
+ *   switching requests (the prefix written again on the new account);
+ * - share of wall-clock time with ≤ 1 usable account: between consecutive
+ *   decisions, the interval counts for the earlier decision's usable count;
+ * - fallback share: served requests answered by a fallback account.
+ */
+import type { DecisionRecord } from './decision';
+
+/** Ping-pong window (ms). */
+export const PING_PONG_WINDOW_MS = 5 * 60_000;
+
+export interface PolicyReport {
+  decisions: number;
+  sessionRequests: number;
+  sessions: number;
+  midSessionSwitches: number;
+  switchesPer1000SessionRequests: number;
+  pingPongPairs: number;
+  /** Cache-creation tokens on switching requests. */
+  switchCacheCreationTokens: number;
+  /** All cache-creation tokens, for scale. */
+  cacheCreationTokens: number;
+  cacheReadTokens: number;
+  /** Fraction (0–1) of the logged wall-clock span with at most one usable account. */
+  shareTimeAtMostOneUsable: number;
+  /** Fraction (0–1) of served requests answered by a fallback account. */
+  fallbackShare: number;
+  bySelectionReason: Record<string, number>;
+  byOutcome: Record<string, number>;
+}
+
+function inc(map: Record<string, number>, key: string): void {
+  map[key] = (map[key] ?? 0) + 1;
+}
+
+/** Computes the report over records in any order (they are sorted by time). */
+export function computeReport(input: readonly DecisionRecord[]): PolicyReport {
+  const records = [...input].sort((a, b) => Date.parse(a.ts) - Date.parse(b.ts));
+  const bySelectionReason: Record<string, number> = {};
+  const byOutcome: Record<string, number> = {};
+  const last = new Map<string, { account: string; atMs: number; from?: { account: string; leftAtMs: number } }>();
+  let sessionRequests = 0;
+  let switches = 0;
+  let pingPong = 0;
+  let switchCache = 0;
+  let cacheCreation = 0;
+  let cacheRead = 0;
+  let served = 0;
+  let fallbackServed = 0;
+  const sessions = new Set<string>();
+
+  for (const r of records) {
+    inc(bySelectionReason, r.selectionReason);
+    inc(byOutcome, r.outcome);
+    if (r.path !== '/v1/messages' || !r.servedBy) continue;
+    served++;
+    cacheCreation += r.usage?.cacheCreationInputTokens ?? 0;
+    cacheRead += r.usage?.cacheReadInputTokens ?? 0;
+    if (r.servedByFallback) {
+      fallbackServed++;
+      continue;
+    }
+    if (!r.sessionId) continue;
+    sessionRequests++;
+    sessions.add(r.sessionId);
+    const at = Date.parse(r.ts);
+    const prev = last.get(r.sessionId);
+    if (prev && prev.account !== r.servedBy) {
+      switches++;
+      switchCache += r.usage?.cacheCreationInputTokens ?? 0;
+      if (prev.from && prev.from.account === r.servedBy && at - prev.from.leftAtMs <= PING_PONG_WINDOW_MS) pingPong++;
+      last.set(r.sessionId, { account: r.servedBy, atMs: at, from: { account: prev.account, leftAtMs: at } });
+    } else {
+      last.set(r.sessionId, { account: r.servedBy, atMs: at, from: prev?.from });
+    }
+  }
+
+  let lowTime = 0;
+  let totalTime = 0;
+  for (let i = 0; i + 1 < records.length; i++) {
+    const dt = Date.parse(records[i + 1].ts) - Date.parse(records[i].ts);
+    if (!(dt > 0)) continue;
+    totalTime += dt;
+    if ((records[i].usableAccounts ?? 0) <= 1) lowTime += dt;
+  }
+
+  return {
+    decisions: records.length,
+    sessionRequests,
+    sessions: sessions.size,
+    midSessionSwitches: switches,
+    switchesPer1000SessionRequests: sessionRequests ? (switches * 1000) / sessionRequests : 0,
+    pingPongPairs: pingPong,
+    switchCacheCreationTokens: switchCache,
+    cacheCreationTokens: cacheCreation,
+    cacheReadTokens: cacheRead,
+    shareTimeAtMostOneUsable: totalTime ? lowTime / totalTime : records.length && (records[0].usableAccounts ?? 0) <= 1 ? 1 : 0,
+    fallbackShare: served ? fallbackServed / served : 0,
+    bySelectionReason,
+    byOutcome,
+  };
+}
+
+/** The report as text, one metric a line. */
+export function formatReport(r: PolicyReport): string {
+  const pct = (f: number) => `${(f * 100).toFixed(1)}%`;
+  const lines = [
+    `decisions: ${r.decisions}`,
+    `session requests: ${r.sessionRequests} (${r.sessions} sessions)`,
+    `mid-session switches: ${r.midSessionSwitches} (${r.switchesPer1000SessionRequests.toFixed(2)} per 1,000 session requests)`,
+    `A→B→A ping-pong pairs within 5 minutes: ${r.pingPongPairs}`,
+    `cache-creation tokens on switches: ${r.switchCacheCreationTokens} (of ${r.cacheCreationTokens} cache-creation, ${r.cacheReadTokens} cache-read)`,
+    `wall-clock time with ≤ 1 usable account: ${pct(r.shareTimeAtMostOneUsable)}`,
+    `fallback share: ${pct(r.fallbackShare)}`,
+    'decisions by selection reason:',
+    ...Object.entries(r.bySelectionReason)
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, v]) => `  ${k}: ${v}`),
+    'decisions by outcome:',
+    ...Object.entries(r.byOutcome)
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, v]) => `  ${k}: ${v}`),
+  ];
+  return lines.join('\n') + '\n';
+}
