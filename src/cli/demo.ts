@@ -3,7 +3,7 @@
  * accounts plus the proxy in front of it, so a new user can watch routing
  * work without a real account. State lives in a throwaway directory.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -45,4 +45,5 @@ export async function runDemo(argv: string[]): Promise<void> {
   await waitForSignal();
   await router.close();
   await sim.close();
+  rmSync(stateDir, { recursive: true, force: true });
 }

@@ -20,7 +20,8 @@ import type { Logger } from '../proxy/log';
 import { RouterState } from '../proxy/routerState';
 import { listen, type ProxyServer } from '../proxy/server';
 import { persistState, type StatePersistence } from '../proxy/statePersistence';
-import { defaultStateDir, expandHome, loadOrCreateClientKey } from './stateDir';
+import { defaultStateDir, expandHome, loadOrCreateClientKey, runtimeFile } from './stateDir';
+import { rmSync, writeFileSync } from 'node:fs';
 
 export interface StartOptions {
   config: ConfigInput;
@@ -124,6 +125,8 @@ export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
     throw err;
   }
 
+  writeFileSync(runtimeFile(stateDir), JSON.stringify({ url: server.url, pid: process.pid }), { mode: 0o600 });
+
   const poller = new UsagePoller({
     baseUrl: () => engine.config.upstreamBaseUrl,
     accounts: () => engine.config.accounts.filter((a) => a.enabled && a.kind === 'oauth').map((a) => a.label),
@@ -164,6 +167,7 @@ export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
       (closing ??= (async () => {
         watcher?.close();
         poller.stop();
+        rmSync(runtimeFile(stateDir), { force: true });
         await server.close();
         await Promise.all([engine.close(), (saver as StatePersistence).close(), decisions.close()]);
       })()),

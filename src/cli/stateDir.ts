@@ -33,3 +33,20 @@ export function loadOrCreateClientKey(dir: string): string {
   fs.writeFileSync(file, key + '\n', { mode: 0o600 });
   return key;
 }
+
+/** Where a running proxy says where it listens: `<dir>/proxy.json` `{url, pid}` (no secrets). */
+export function runtimeFile(dir: string): string {
+  return path.join(dir, 'proxy.json');
+}
+
+/** The URL of a proxy running from `dir`, if its runtime file names a live process. */
+export function runningProxyUrl(dir: string): string | undefined {
+  try {
+    const { url, pid } = JSON.parse(fs.readFileSync(runtimeFile(dir), 'utf8')) as { url?: unknown; pid?: unknown };
+    if (typeof url !== 'string' || typeof pid !== 'number') return undefined;
+    process.kill(pid, 0); // throws when no such process
+    return url;
+  } catch {
+    return undefined;
+  }
+}

@@ -8,7 +8,7 @@ import { DEFAULT_SERVER_SETTINGS } from '../config/schema';
 import type { StatusReport } from '../proxy/status';
 import { configFromArgs } from './args';
 import { stateDirOf } from './runtime';
-import { loadOrCreateClientKey } from './stateDir';
+import { loadOrCreateClientKey, runningProxyUrl } from './stateDir';
 import { formatDuration } from '../proxy/exhausted';
 
 const pct = (f: number | null) => (f === null ? '   ?' : `${Math.round(f * 100)}%`.padStart(4));
@@ -52,9 +52,11 @@ export async function runStatus(argv: string[]): Promise<number> {
     strict: true,
   });
   const { config } = await configFromArgs(values.config, true);
-  const key = config.clientKey ?? loadOrCreateClientKey(stateDirOf(config));
+  const dir = stateDirOf(config);
+  const key = config.clientKey ?? loadOrCreateClientKey(dir);
   const host = config.listen?.host ?? DEFAULT_SERVER_SETTINGS.host;
-  const url = values.url ?? `http://${host.includes(':') ? `[${host}]` : host}:${config.listen?.port ?? DEFAULT_SERVER_SETTINGS.port}`;
+  const url =
+    values.url ?? runningProxyUrl(dir) ?? `http://${host.includes(':') ? `[${host}]` : host}:${config.listen?.port ?? DEFAULT_SERVER_SETTINGS.port}`;
   let res;
   try {
     res = await request(`${url}/status`, { headers: { 'x-claude-router-key': key }, headersTimeout: 5_000, bodyTimeout: 5_000 });

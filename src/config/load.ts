@@ -15,9 +15,10 @@ export function formatIssues(issues: readonly z.core.$ZodIssue[], prefix = ''): 
   return issues
     .map((i) => {
       const path = i.path.map((p) => (typeof p === 'string' ? camelToKebab(p) : String(p)));
-      const keys = i.code === 'unrecognized_keys' ? ` (${i.keys.map(camelToKebab).join(', ')})` : '';
       const where = [prefix, ...path].filter(Boolean).join('.') || '(top level)';
-      return `${where}: ${i.message}${keys}`;
+      // zod quotes the camelCase form it saw; name the keys as the user writes them.
+      if (i.code === 'unrecognized_keys') return `${where}: unknown key${i.keys.length > 1 ? 's' : ''} ${i.keys.map(camelToKebab).join(', ')}`;
+      return `${where}: ${i.message}`;
     })
     .join('\n');
 }

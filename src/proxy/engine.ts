@@ -362,7 +362,7 @@ export class RouterEngine {
       now,
     );
     this.log.warn(answer.message);
-    sendAnthropicError(res, 429, 'rate_limit_error', answer.message, { 'retry-after': String(answer.retryAfterS) });
+    sendAnthropicError(res, 429, 'rate_limit_error', answer.message, { ...answer.windowHeaders, 'retry-after': String(answer.retryAfterS) });
   }
 
   private logPolicyError(signature: string): void {

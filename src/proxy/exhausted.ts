@@ -57,12 +57,13 @@ export function noUsableAccountAnswer(accounts: readonly RecoveryInput[], now: n
   const first = recoveries[0];
   if (!first || !Number.isFinite(first.atMs)) {
     const why = accounts.length === 0 ? 'No accounts are configured or enabled.' : 'Every account needs sign-in or has no known reset.';
-    return { retryAfterS: 60, message: `Claude Router: no usable account. ${why}` };
+    return { retryAfterS: 60, windowHeaders: {}, message: `Claude Router: no usable account. ${why}` };
   }
   const retryAfterS = Math.max(1, Math.ceil((first.atMs - now) / 1000));
   const when = new Date(first.atMs).toISOString();
   return {
     retryAfterS,
+    windowHeaders: unifiedHeadersFor(first),
     message:
       `Claude Router: all ${accounts.length} account(s) are rate-limited or unavailable. ` +
       `The earliest to recover is "${first.label}" (${first.what}) at ${when}, in ${formatDuration(retryAfterS)}.`,
@@ -76,4 +77,22 @@ export function formatDuration(seconds: number): string {
   if (m < 60) return `${m} min`;
   const h = Math.floor(m / 60);
   return m % 60 === 0 ? `${h} h` : `${h} h ${m % 60} min`;
+}
+
+/**
+ * When the pool waits for a usage window, say so the way Anthropic does
+ * (`anthropic-ratelimit-unified-status: rejected` with the reset in epoch
+ * seconds), so Claude Code shows "you've hit your limit · resets …" instead of
+ * retrying a limit that will not lift for hours. Short waits (throttle,
+ * overload) get none: Claude Code's own retry with `retry-after` fits them.
+ */
+function unifiedHeadersFor(r: Recovery): Record<string, string> {
+  const claim = r.what.startsWith('5h') ? 'five_hour' : r.what.startsWith('7d') ? 'seven_day' : undefined;
+  if (!claim) return {};
+  const reset = String(Math.ceil(r.atMs / 1000));
+  return {
+    'anthropic-ratelimit-unified-status': 'rejected',
+    'anthropic-ratelimit-unified-reset': reset,
+    'anthropic-ratelimit-unified-representative-claim': claim,
+  };
 }

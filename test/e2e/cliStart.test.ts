@@ -5,12 +5,12 @@
  */
 import { strict as assert } from 'node:assert';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { request } from 'undici';
 import { startFakeUpstream, type FakeUpstream, type SimAccountSpec } from '../../src/sim';
-import { freePort, proxyConfigYaml, runCli, spawnCli, startRouterCli, waitForStdout, type CliProcess } from '../support/routerCli';
+import { proxyConfigYaml, runCli, spawnCli, startRouterCli, waitForStdout, type CliProcess } from '../support/routerCli';
 
 function streamBody(): string {
   return JSON.stringify({
@@ -72,7 +72,8 @@ describe('e2e: claude-router CLI', function () {
       assert.ok(r.ms < 5_000, `took ${r.ms} ms`);
       assert.match(r.stderr, /routing/);
       assert.match(r.stderr, /spill-inflite/);
-      assert.match(r.stderr, /unrecognized key/i);
+      assert.match(r.stderr, /unknown key spill-inflite/);
+      assert.doesNotMatch(r.stderr, /spillInflite/, 'the internal camelCase name is not shown');
       assert.doesNotMatch(r.stdout, /listening on/);
     });
 
@@ -101,15 +102,13 @@ describe('e2e: claude-router CLI', function () {
     });
 
     it('prints a table with every account label and never a token', async () => {
-      // `status --config` finds the proxy by the config's port, so the port must be fixed.
-      const port = await freePort();
+      // port 0: `status --config` finds the proxy through the runtime file in the state directory.
       const file = configFile(
-        proxyConfigYaml({ port, baseUrl: sim.url, tokenUrl: sim.tokenUrl, stateDir: path.join(dir, 'state'), clientKey, accounts: spec }),
+        proxyConfigYaml({ port: 0, baseUrl: sim.url, tokenUrl: sim.tokenUrl, stateDir: path.join(dir, 'state'), clientKey, accounts: spec }),
       );
       const started = await startRouterCli(file);
       proxy = started.proc;
       cleanups.push(() => proxy!.stop());
-      assert.equal(started.port, port);
 
       const served = await post(started.url, clientKey, 'status-session');
       assert.equal(served.status, 200, served.text);
@@ -126,6 +125,8 @@ describe('e2e: claude-router CLI', function () {
       // Ctrl-C / SIGTERM stops the proxy cleanly.
       await proxy.stop();
       assert.equal(await proxy.exited, 0, proxy.stderr());
+      const after = await runCli(['status', '--config', file]);
+      assert.equal(after.code, 1, 'no proxy answers once it stopped');
     });
   });
 
@@ -136,7 +137,6 @@ describe('e2e: claude-router CLI', function () {
       const m = await waitForStdout(demo, /^listening on (http:\/\/127\.0\.0\.1:\d+)$/m);
       const url = m[1];
       const out = demo.stdout();
-      // The demo does not delete its throwaway state directory on exit; the test does.
       const logged = out.match(/Decisions are logged to (\S+)decisions\.jsonl/);
       assert.ok(logged, out);
       const demoState = path.dirname(path.join(logged[1], 'decisions.jsonl'));
@@ -168,6 +168,7 @@ describe('e2e: claude-router CLI', function () {
 
       await demo.stop();
       assert.equal(await demo.exited, 0, demo.stderr());
+      assert.ok(!existsSync(demoState), 'the demo removes its throwaway state directory');
     });
   });
 });

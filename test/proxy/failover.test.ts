@@ -163,6 +163,10 @@ describe('proxy failover', () => {
     assert.equal(err.type, 'error');
     assert.equal(err.error.type, 'rate_limit_error');
     assert.match(err.error.message, /"a" \(5h window\)/);
+    // Said the way Anthropic says it, so Claude Code shows "limit reached · resets …" instead of retrying for an hour.
+    assert.equal(r.headers['anthropic-ratelimit-unified-status'], 'rejected');
+    assert.equal(r.headers['anthropic-ratelimit-unified-representative-claim'], 'five_hour');
+    assert.ok(Math.abs(Number(r.headers['anthropic-ratelimit-unified-reset']) * 1000 - (Date.now() + 40 * 60_000)) < 5_000);
     const retryAfter = Number(r.headers['retry-after']);
     assert.ok(retryAfter > 38 * 60 && retryAfter <= 40 * 60 + 1, `retry-after ${retryAfter}`);
     // A second request goes nowhere upstream: both accounts are known to be cooling.
