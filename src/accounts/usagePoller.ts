@@ -23,7 +23,8 @@ export interface UsagePollerOptions {
   /** Current freshness of an account's evidence. */
   freshness: (label: string) => QuotaFreshness;
   credentials: (label: string) => Promise<Credentials>;
-  record: (label: string, snapshot: QuotaSnapshot) => void;
+  /** Stores a snapshot; `sentAtMs` is when the usage request was sent (epoch ms). */
+  record: (label: string, snapshot: QuotaSnapshot, sentAtMs: number) => void;
   log?: (message: string) => void;
   now?: () => number;
   dispatcher?: Dispatcher;
@@ -82,7 +83,8 @@ export class UsagePoller {
     const label = this.due(this.now());
     if (!label) return;
     this.busy = true;
-    this.lastPolled.set(label, this.now());
+    const sentAtMs = this.now();
+    this.lastPolled.set(label, sentAtMs);
     try {
       const creds = await this.opts.credentials(label);
       const res = await request(`${this.opts.baseUrl()}/api/oauth/usage`, {
@@ -94,7 +96,7 @@ export class UsagePoller {
       const text = await res.body.text();
       if (res.statusCode === 200) {
         const snap = parseUsagePayload(JSON.parse(text), this.now());
-        if (snap) this.opts.record(label, snap);
+        if (snap) this.opts.record(label, snap, sentAtMs);
       } else if (res.statusCode === 403) {
         this.unavailable.add(label);
         this.opts.log?.(`usage endpoint: ${label} has no access (403); relying on response headers`);

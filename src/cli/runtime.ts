@@ -132,7 +132,7 @@ export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
     accounts: () => engine.config.accounts.filter((a) => a.enabled && a.kind === 'oauth').map((a) => a.label),
     freshness: (label) => engine.metricsFor(engine.config, null, now()).get(label)?.freshness ?? 'unknown',
     credentials: (label) => tokens.current(label),
-    record: (label, snapshot) => state.recordEvidence(label, snapshot),
+    record: (label, snapshot, sentAtMs) => state.recordEvidence(label, snapshot, sentAtMs),
     log: (m) => log.info(m),
     now,
   });

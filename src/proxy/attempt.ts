@@ -192,7 +192,7 @@ async function attemptOne(
     const ms = s.now() - t0;
     const now = s.now();
     const snapshot = parseUnifiedHeaders(up.headers, now);
-    if (snapshot) s.state.recordEvidence(account.id, snapshot);
+    if (snapshot) s.state.recordEvidence(account.id, snapshot, t0);
 
     if (up.statusCode >= 200 && up.statusCode < 300) {
       const isSse = String(up.headers['content-type'] ?? '').includes('text/event-stream');

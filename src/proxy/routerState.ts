@@ -53,12 +53,18 @@ export class RouterState {
     this.affinity = new SessionAffinityStore(idleTtlMs);
   }
 
-  /** Records quota evidence; fresh `allowed` evidence clears a cooldown it contradicts. */
-  recordEvidence(account: string, snapshot: QuotaSnapshot): void {
+  /**
+   * Records quota evidence; fresh `allowed` evidence clears a cooldown it
+   * contradicts — but only evidence from a request sent after the cooldown was
+   * set: a request already in flight when the account was throttled proves
+   * nothing about the throttle.
+   * @param sentAtMs when the request that produced the evidence was sent, epoch ms
+   */
+  recordEvidence(account: string, snapshot: QuotaSnapshot, sentAtMs: number): void {
     const merged = mergeSnapshot(this.snapshots.get(account), snapshot);
     this.snapshots.set(account, merged);
     const cd = this.cooldowns.get(account);
-    if (cd && cooldownClearedBy(cd, merged)) this.cooldowns.delete(account);
+    if (cd && sentAtMs > cd.setAtMs && cooldownClearedBy(cd, merged)) this.cooldowns.delete(account);
     this.changed();
   }
 

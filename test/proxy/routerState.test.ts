@@ -1,0 +1,51 @@
+import { strict as assert } from 'node:assert';
+import { RouterState } from '../../src/proxy/routerState';
+import type { QuotaSnapshot } from '../../src/quota/types';
+
+const allowed = (observedAtMs: number): QuotaSnapshot => ({
+  observedAtMs,
+  source: 'headers',
+  unifiedStatus: 'allowed',
+  session: { status: 'allowed', utilization: 0.2, resetAtMs: observedAtMs + 3_600_000 },
+  weekly: { status: 'allowed', utilization: 0.3, resetAtMs: observedAtMs + 86_400_000 },
+  scoped: {},
+});
+
+describe('RouterState evidence and cooldowns', () => {
+  it('a success from a request already in flight when the account was throttled does not lift the throttle (no ping-pong)', () => {
+    const s = new RouterState(3_600_000);
+    s.setCooldown('a', { untilMs: 12_000, reason: 'throttle', setAtMs: 10_000 });
+    s.recordEvidence('a', allowed(10_500), 9_000); // sent before the throttle, answered after
+    assert.equal(s.cooldowns.get('a')?.untilMs, 12_000);
+  });
+
+  it('allowed evidence from a request sent after the cooldown clears it', () => {
+    const s = new RouterState(3_600_000);
+    s.setCooldown('a', { untilMs: 900_000, reason: 'window_exhausted', windows: ['5h'], setAtMs: 10_000 });
+    s.recordEvidence('a', allowed(20_500), 20_000);
+    assert.equal(s.cooldowns.has('a'), false);
+  });
+
+  it('a cooldown never shortens', () => {
+    const s = new RouterState(3_600_000);
+    s.setCooldown('a', { untilMs: 50_000, reason: 'window_exhausted', setAtMs: 1 });
+    s.setCooldown('a', { untilMs: 20_000, reason: 'throttle', setAtMs: 2 });
+    assert.equal(s.cooldowns.get('a')?.untilMs, 50_000);
+  });
+
+  it('saves and restores without secrets, dropping expired cooldowns', () => {
+    const s = new RouterState(3_600_000);
+    s.recordEvidence('a', allowed(1_000), 900);
+    s.setCooldown('a', { untilMs: 5_000, reason: 'throttle', setAtMs: 1_000 });
+    s.setCooldown('b', { untilMs: 50_000, reason: 'throttle', setAtMs: 1_000 });
+    s.affinity.bind('sess', 'a', 1_000);
+    const saved = JSON.parse(JSON.stringify(s.toSaved(6_000)));
+    const r = new RouterState(3_600_000);
+    assert.equal(r.restore(saved, 6_000), true);
+    assert.equal(r.cooldowns.has('a'), false);
+    assert.equal(r.cooldowns.get('b')?.untilMs, 50_000);
+    assert.equal(r.affinity.get('sess', 6_000)?.account, 'a');
+    assert.equal(r.snapshots.get('a')?.session?.utilization, 0.2);
+    assert.equal(new RouterState(1).restore({ version: 2 }, 0), false, 'an unknown shape restores nothing');
+  });
+});
