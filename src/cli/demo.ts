@@ -38,7 +38,7 @@ export async function runDemo(argv: string[]): Promise<void> {
     `Claude Router demo: ${DEMO_ACCOUNTS.length} simulated accounts (${DEMO_ACCOUNTS.map((a) => a.label).join(', ')}) behind a fake Anthropic upstream.\n` +
       'Point Claude Code at it (paste into another terminal, then run `claude`):\n' +
       shellExports(claudeCodeEnvironment(router.url, router.clientKey)).replace(/^/gm, '  ') + '\n' +
-      `Watch the pool: curl -s -H 'x-claude-router-key: ${router.clientKey}' ${router.url}/status\n` +
+      `Watch the pool: node dist/cli.js status --url ${router.url} --key ${router.clientKey}\n` +
       `Decisions are logged to ${path.join(stateDir, 'decisions.jsonl')}. Ctrl-C stops the demo.\n` +
       `listening on ${router.url}\n`,
   );

@@ -19,10 +19,11 @@ import { runAccounts } from './accountsCommand';
 import { runDemo } from './demo';
 import { runReplay, runReport } from './logCommands';
 import { configFromArgs, parsePort, UsageError, waitForSignal } from './args';
+import { clientKeyFile } from './stateDir';
 
 const USAGE = `usage:
   claude-router start --config <proxy-config.yaml> [--port <n>] [--log-level debug|info|warn|error]
-  claude-router status [--config <file>] [--json]
+  claude-router status [--config <file>] [--url <url>] [--key <client key>] [--json]
   claude-router demo [--port <n>]
   claude-router accounts list [--config <file>]
   claude-router accounts add --label <name> (--access-token <t> [--refresh-token <t>] [--expires-at <iso|ms>] | --api-key <k> [--fallback]) [--config <file>]
@@ -44,13 +45,17 @@ async function runStart(argv: string[]): Promise<void> {
   const log = streamLogger((l) => process.stderr.write(l), level);
   const router = await startRouter({ config, configPath: path, port: parsePort(values.port), log });
   process.stdout.write(`listening on ${router.url}\n`);
-  log.info(`state directory: ${router.stateDir}`);
+  log.info(`state directory: ${router.stateDir} (client key: ${config.clientKey ? 'from the config file' : clientKeyFile(router.stateDir)})`);
   await waitForSignal();
   await router.close();
 }
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
+  if (rest.includes('--help') || rest.includes('-h')) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
   try {
     switch (command) {
       case 'start':

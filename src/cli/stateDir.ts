@@ -19,15 +19,26 @@ export function expandHome(p: string): string {
   return p === '~' ? os.homedir() : p.startsWith('~/') ? path.join(os.homedir(), p.slice(2)) : p;
 }
 
+/** `<dir>/client-key`. */
+export function clientKeyFile(dir: string): string {
+  return path.join(dir, 'client-key');
+}
+
+/** The local client key stored in `<dir>/client-key`, or undefined when there is none. */
+export function readClientKey(dir: string): string | undefined {
+  try {
+    const key = fs.readFileSync(clientKeyFile(dir), 'utf8').trim();
+    return key.length >= 16 ? key : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Reads the local client key from `<dir>/client-key`, creating it (0600, 32 random bytes) on first use. */
 export function loadOrCreateClientKey(dir: string): string {
-  const file = path.join(dir, 'client-key');
-  try {
-    const key = fs.readFileSync(file, 'utf8').trim();
-    if (key.length >= 16) return key;
-  } catch {
-    /* created below */
-  }
+  const existing = readClientKey(dir);
+  if (existing) return existing;
+  const file = clientKeyFile(dir);
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const key = `clr-${randomBytes(32).toString('base64url')}`;
   fs.writeFileSync(file, key + '\n', { mode: 0o600 });

@@ -6,9 +6,9 @@ import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { DEFAULT_SERVER_SETTINGS } from '../config/schema';
 import type { StatusReport } from '../proxy/status';
-import { configFromArgs } from './args';
+import { configFromArgs, UsageError } from './args';
 import { stateDirOf } from './runtime';
-import { loadOrCreateClientKey, runningProxyUrl } from './stateDir';
+import { readClientKey, runningProxyUrl } from './stateDir';
 import { formatDuration } from '../proxy/exhausted';
 
 const pct = (f: number | null) => (f === null ? '   ?' : `${Math.round(f * 100)}%`.padStart(4));
@@ -48,12 +48,14 @@ export function formatStatusTable(s: StatusReport, now = Date.now()): string {
 export async function runStatus(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
-    options: { config: { type: 'string', short: 'c' }, json: { type: 'boolean' }, url: { type: 'string' } },
+    options: { config: { type: 'string', short: 'c' }, json: { type: 'boolean' }, url: { type: 'string' }, key: { type: 'string' } },
     strict: true,
   });
   const { config } = await configFromArgs(values.config, true);
   const dir = stateDirOf(config);
-  const key = config.clientKey ?? loadOrCreateClientKey(dir);
+  // Reading status never creates a key: a missing one means the wrong state directory.
+  const key = values.key ?? process.env.CLAUDE_ROUTER_KEY ?? config.clientKey ?? readClientKey(dir);
+  if (!key) throw new UsageError(`no client key in ${dir}; pass --config <file> of the running proxy, or --key`);
   const host = config.listen?.host ?? DEFAULT_SERVER_SETTINGS.host;
   const url =
     values.url ?? runningProxyUrl(dir) ?? `http://${host.includes(':') ? `[${host}]` : host}:${config.listen?.port ?? DEFAULT_SERVER_SETTINGS.port}`;

@@ -3,7 +3,7 @@
  * returns an error that names the key (as the user spells it) and the reason.
  */
 import { readFile } from 'node:fs/promises';
-import { parseDocument } from 'yaml';
+import { isScalar, parseDocument, visit, type Document } from 'yaml';
 import type { z } from 'zod';
 import { configSchema, type ConfigInput } from './schema';
 import { camelToKebab, DuplicateKeyError, normalizeKeys } from './keys';
@@ -38,11 +38,39 @@ export function validateConfig(data: unknown): LoadResult {
   return { ok: true, config: parsed.data };
 }
 
-/** Parses and validates YAML text. */
+/**
+ * A mapping key that is not a plain scalar (a collection or an alias), as an error message, or
+ * undefined. Configuration keys are always plain words, and `toJS` would stringify a collection key
+ * — in time and memory that grow so fast with nesting that a 1 KB file can exhaust the process.
+ */
+function complexKey(doc: Document, text: string): string | undefined {
+  let found: string | undefined;
+  visit(doc, {
+    Pair(_, pair) {
+      if (pair.key === null || pair.key === undefined || isScalar(pair.key)) return undefined;
+      const offset = (pair.key as { range?: [number, number, number] }).range?.[0] ?? 0;
+      const line = text.slice(0, offset).split('\n').length;
+      found = `mapping keys must be plain names, not collections or aliases (line ${line})`;
+      return visit.BREAK;
+    },
+  });
+  return found;
+}
+
+/** Parses and validates YAML text. Never throws: YAML the library cannot turn into data is an error result. */
 export function parseConfigText(text: string): LoadResult {
-  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
-  if (doc.errors.length > 0) return { ok: false, error: `YAML: ${doc.errors[0].message}` };
-  return validateConfig(doc.toJS());
+  let data: unknown;
+  try {
+    const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+    if (doc.errors.length > 0) return { ok: false, error: `YAML: ${doc.errors[0].message}` };
+    const badKey = complexKey(doc, text);
+    if (badKey) return { ok: false, error: `YAML: ${badKey}` };
+    // toJS throws on an unresolved alias (`*a` without `&a`) and on an alias bomb.
+    data = doc.toJS();
+  } catch (err) {
+    return { ok: false, error: `YAML: ${err instanceof Error ? err.message : String(err)}` };
+  }
+  return validateConfig(data);
 }
 
 /** Reads and validates a config file. A missing or unreadable file is an error result. */

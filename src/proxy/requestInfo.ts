@@ -17,7 +17,11 @@ export interface RequestInfo {
 /** The body was not valid JSON (only detected when it had to be parsed). */
 export class MalformedBodyError extends Error {}
 
-const HEAD_MODEL = /^\s*\{\s*"model"\s*:\s*"([^"\\]{1,200})"/;
+/**
+ * `{"model":"<printable ASCII, no quote or backslash>"` at the head of the body. Only ASCII: the
+ * head is decoded as latin1, so a multi-byte UTF-8 model name must take the parse path.
+ */
+const HEAD_MODEL = /^\s*\{\s*"model"\s*:\s*"([\x20\x21\x23-\x5b\x5d-\x7e]{1,200})"/;
 
 /**
  * @param headers the client's request headers

@@ -68,7 +68,10 @@ export interface AccountMetrics {
   scopedSaturated: boolean;
   scopedRejected: boolean;
   overageEligible: boolean;
-  /** min(1 − sessionUsed, 1 − weeklyUsed); null when either is unknown. */
+  /**
+   * min(1 − sessionUsed, 1 − weeklyUsed); null without a usable snapshot or when a ticking 5h or
+   * 7d window lacks its utilisation (routing-semantics.md "headroom-first").
+   */
   headroom: number | null;
 }
 
@@ -118,6 +121,8 @@ export function computeMetrics(input: MetricsInput, params: MetricsParams, now: 
   let weeklyResetMs = Infinity;
   let hardSaturated = false;
   let softSaturated = false;
+  /** A ticking 5h window without utilisation: sessionUsed reads 0, but headroom cannot be computed. */
+  let sessionUtilizationMissing = false;
 
   if (snap) {
     const s = snap.session;
@@ -125,6 +130,7 @@ export function computeMetrics(input: MetricsInput, params: MetricsParams, now: 
     const sTicking = ticking(s, now);
     const wTicking = ticking(w, now);
     sessionUsed = sTicking ? s.utilization ?? 0 : 0;
+    sessionUtilizationMissing = sTicking && s.utilization === undefined;
     weeklyUsed = wTicking ? w.utilization ?? null : 0;
     if (sTicking) sessionResetMs = s.resetAtMs;
     if (wTicking) weeklyResetMs = w.resetAtMs;
@@ -156,7 +162,8 @@ export function computeMetrics(input: MetricsInput, params: MetricsParams, now: 
   else if (hardSaturated) unusableReason = 'hard_saturated';
   else if (scopedRejected) unusableReason = 'scoped_rejected';
 
-  const headroom = sessionUsed === null || weeklyUsed === null ? null : Math.min(1 - sessionUsed, 1 - weeklyUsed);
+  const headroom =
+    sessionUsed === null || weeklyUsed === null || sessionUtilizationMissing ? null : Math.min(1 - sessionUsed, 1 - weeklyUsed);
 
   return {
     usable: unusableReason === undefined,

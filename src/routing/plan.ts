@@ -6,7 +6,7 @@
  * "Precedence, spill, binding".
  */
 import type { AccountMetrics } from './metrics';
-import type { RoutingPolicy } from './policy';
+import { DEFAULT_POLICY, type RoutingPolicy } from './policy';
 import { comparatorFor, rankAccounts, rankContextFor, type RankCandidate, type RankContext, type RankingReason } from './ranking';
 import type { SessionBinding } from './affinity';
 
@@ -169,18 +169,24 @@ function planRoundRobin(input: PlanInput, primary: PlanAccount[], fallbacks: Pla
   return finish(full, reason, configuredOrder(primary).map((a) => a.id), affinity, null, null, input);
 }
 
-/** Plain expiry-first with no modifiers: the failure-mode plan. */
+/**
+ * Plain expiry-first with no modifiers: the failure-mode plan. It reads nothing of the policy or
+ * the binding beyond what cannot throw, and explains its verdicts with expiry-first (the ranking it
+ * used), never with the configured ranking that may be the step that failed.
+ */
 function planDefault(input: PlanInput, error: string): RoutePlan {
   const primary = input.accounts.filter((a) => !a.fallback);
   const ranked = rankAccounts(primary, 'expiry-first').order as PlanAccount[];
   const full = [...ranked, ...configuredOrder(input.accounts.filter((a) => a.fallback))];
-  const affinity: AffinityOutcome = {
-    sessionBound: input.binding !== undefined,
-    boundAccount: input.binding?.account ?? null,
-    applied: false,
-    skippedReason: null,
-  };
-  return finish(full, full.length ? 'routing_policy_error' : 'no_account', ranked.map((a) => a.id), affinity, null, error, input);
+  let boundAccount: string | null = null;
+  try {
+    boundAccount = input.binding?.account ?? null;
+  } catch {
+    // a binding that cannot be read is reported as no binding
+  }
+  const affinity: AffinityOutcome = { sessionBound: boundAccount !== null, boundAccount, applied: false, skippedReason: null };
+  const plainInput: PlanInput = { accounts: input.accounts, policy: DEFAULT_POLICY, sessionId: null, binding: undefined, roundRobinCursor: 0 };
+  return finish(full, full.length ? 'routing_policy_error' : 'no_account', ranked.map((a) => a.id), affinity, null, error, plainInput);
 }
 
 function affinityOutcome(input: PlanInput, ranked: readonly PlanAccount[]): AffinityOutcome {

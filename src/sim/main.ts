@@ -13,7 +13,13 @@ function num(v: string | undefined, dflt: number): number {
   return Number.isFinite(n) ? n : dflt;
 }
 
+const USAGE = 'usage: node dist/sim.js [--accounts N] [--port P] [--host H] [--deltas N] [--interval-ms MS] [--five-hour-limit TOKENS]\n';
+
 async function main(argv: string[]): Promise<void> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(USAGE);
+    return;
+  }
   const { values } = parseArgs({
     args: argv,
     strict: true,

@@ -1,0 +1,178 @@
+import { strict as assert } from 'node:assert';
+import fc from 'fast-check';
+import { inspectRequest, MalformedBodyError } from '../../src/proxy/requestInfo';
+import { sessionIdFromBody, sessionIdFromHeaders, sessionIdFromUserId } from '../../src/proxy/sessionKey';
+
+const SID = '2f1b7c1e-9a3d-4a8e-b1b2-3c4d5e6f7a8b';
+const PARENT = '0a1b2c3d-0000-4000-8000-000000000001';
+const DEVICE = 'ab'.repeat(32);
+const ACCOUNT = '11111111-2222-4333-8444-555555555555';
+const SEEDED = { seed: 4242, numRuns: 600 } as const;
+
+const jsonUserId = (o: Record<string, unknown>) => JSON.stringify(o);
+const body = (o: unknown) => Buffer.from(JSON.stringify(o));
+
+describe('proxy/sessionKey', () => {
+  describe('sessionIdFromHeaders', () => {
+    it('reads x-claude-code-session-id (first value of a repeated header), trimmed', () => {
+      assert.equal(sessionIdFromHeaders({ 'x-claude-code-session-id': SID }), SID);
+      assert.equal(sessionIdFromHeaders({ 'x-claude-code-session-id': [SID, 'other'] }), SID);
+      assert.equal(sessionIdFromHeaders({ 'x-claude-code-session-id': `  ${SID} ` }), SID);
+    });
+
+    it('rejects absent, empty, non-printable and over-long values', () => {
+      assert.equal(sessionIdFromHeaders({}), null);
+      assert.equal(sessionIdFromHeaders({ 'x-claude-code-session-id': '' }), null);
+      assert.equal(sessionIdFromHeaders({ 'x-claude-code-session-id': '   ' }), null);
+      assert.equal(sessionIdFromHeaders({ 'x-claude-code-session-id': 'a b' }), null);
+      assert.equal(sessionIdFromHeaders({ 'x-claude-code-session-id': 'sess\u00e9' }), null);
+      assert.equal(sessionIdFromHeaders({ 'x-claude-code-session-id': 'x'.repeat(200) }), 'x'.repeat(200));
+      assert.equal(sessionIdFromHeaders({ 'x-claude-code-session-id': 'x'.repeat(201) }), null);
+      assert.equal(sessionIdFromHeaders({ 'x-claude-code-session-id': [] }), null);
+    });
+  });
+
+  describe('sessionIdFromUserId', () => {
+    it('JSON form: session_id, with an empty account_uuid', () => {
+      assert.equal(sessionIdFromUserId(jsonUserId({ device_id: DEVICE, account_uuid: '', session_id: SID })), SID);
+    });
+
+    it('JSON form with parent_session_id: the session_id, not the parent', () => {
+      assert.equal(sessionIdFromUserId(jsonUserId({ device_id: DEVICE, account_uuid: ACCOUNT, session_id: SID, parent_session_id: PARENT })), SID);
+    });
+
+    it('legacy form user_<hex>_account_<uuid or empty>_session_<uuid>', () => {
+      assert.equal(sessionIdFromUserId(`user_${DEVICE}_account_${ACCOUNT}_session_${SID}`), SID);
+      assert.equal(sessionIdFromUserId(`user_${DEVICE}_account__session_${SID}`), SID);
+    });
+
+    it('garbage has no session', () => {
+      const garbage: unknown[] = [
+        undefined,
+        null,
+        42,
+        true,
+        [SID],
+        { session_id: SID }, // an object, not a string
+        '',
+        'hello',
+        '{not json',
+        '{"session_id": 42}',
+        '{"session_id": ""}',
+        '{"session_id": null}',
+        '{"device_id": "x"}',
+        '[{"session_id": "x"}]',
+        `user_${DEVICE}_account_${ACCOUNT}_session_`,
+        `user_${DEVICE}_session_${SID}`,
+        `user_zz_account__session_${SID}`,
+        `${'{'.repeat(5000)}`,
+        jsonUserId({ session_id: SID, pad: 'x'.repeat(5000) }), // over the 4 KiB limit
+        jsonUserId({ session_id: 'x'.repeat(201) }),
+        jsonUserId({ session_id: 'has space' }),
+      ];
+      for (const g of garbage) assert.equal(sessionIdFromUserId(g), null, JSON.stringify(g)?.slice(0, 80));
+    });
+  });
+
+  describe('sessionIdFromBody', () => {
+    it('reads metadata.user_id and tolerates bodies of any shape', () => {
+      assert.equal(sessionIdFromBody({ metadata: { user_id: jsonUserId({ session_id: SID }) } }), SID);
+      for (const b of [null, 'x', 3, [], {}, { metadata: null }, { metadata: 'x' }, { metadata: { user_id: 7 } }]) assert.equal(sessionIdFromBody(b), null);
+    });
+  });
+
+  describe('inspectRequest', () => {
+    const HDR = { 'x-claude-code-session-id': SID };
+
+    it('fast path: header session + model at the head → no parse (stream unknown), malformed tail not detected', () => {
+      const info = inspectRequest(HDR, Buffer.from('{"model":"claude-sonnet-4-5","stream":true, this is not json'));
+      assert.deepEqual(info, { model: 'claude-sonnet-4-5', sessionId: SID, stream: null });
+      const spaced = inspectRequest(HDR, Buffer.from(' { "model" : "claude-opus-4-1" , "messages": []}'));
+      assert.equal(spaced.model, 'claude-opus-4-1');
+    });
+
+    it('parse path: no header → session from metadata.user_id, stream read', () => {
+      const b = body({ model: 'claude-haiku-4-5', stream: false, metadata: { user_id: jsonUserId({ device_id: DEVICE, account_uuid: '', session_id: SID }) } });
+      assert.deepEqual(inspectRequest({}, b), { model: 'claude-haiku-4-5', sessionId: SID, stream: false });
+    });
+
+    it('parse path: the header wins over metadata', () => {
+      const b = body({ messages: [], model: 'm', metadata: { user_id: jsonUserId({ session_id: 'from-body' }) } });
+      assert.equal(inspectRequest(HDR, b).sessionId, SID);
+      assert.equal(inspectRequest(HDR, b).stream, null);
+    });
+
+    it('parse path when the model is not at the head, or escaped', () => {
+      assert.deepEqual(inspectRequest(HDR, body({ stream: true, model: 'x' })), { model: 'x', sessionId: SID, stream: true });
+      assert.equal(inspectRequest(HDR, Buffer.from('{"model":"a\\u0062c"}')).model, 'abc');
+    });
+
+    it('empty body: no parse, no error', () => {
+      assert.deepEqual(inspectRequest({}, Buffer.alloc(0)), { model: null, sessionId: null, stream: null });
+      assert.deepEqual(inspectRequest(HDR, Buffer.alloc(0)), { model: null, sessionId: SID, stream: null });
+    });
+
+    it('malformed JSON → MalformedBodyError only when parsing was needed', () => {
+      assert.throws(() => inspectRequest({}, Buffer.from('{"model":"x",')), MalformedBodyError);
+      assert.throws(() => inspectRequest(HDR, Buffer.from('{"stream":true,')), MalformedBodyError);
+      for (const notObject of ['[]', '"x"', '42', 'null', 'true']) assert.throws(() => inspectRequest({}, Buffer.from(notObject)), MalformedBodyError, notObject);
+      assert.doesNotThrow(() => inspectRequest(HDR, Buffer.from('{"model":"x",')));
+    });
+
+    it('non-string model and stream read as null', () => {
+      assert.deepEqual(inspectRequest({}, body({ model: 5, stream: 'yes' })), { model: null, sessionId: null, stream: null });
+    });
+
+    it('the fast path and the parse path agree on the model whenever the fast path applies', () => {
+      fc.assert(
+        fc.property(fc.string({ unit: 'binary', minLength: 1, maxLength: 40 }), (model) => {
+          const raw = Buffer.from(JSON.stringify({ model, stream: true }));
+          const fast = inspectRequest(HDR, raw);
+          const parsed = inspectRequest({}, raw);
+          assert.equal(fast.model, parsed.model);
+        }),
+        SEEDED,
+      );
+    });
+  });
+
+  describe('properties (seeded)', () => {
+    const anyJsonish = fc.oneof(
+      fc.string({ unit: 'binary', maxLength: 300 }),
+      fc.json(),
+      fc.jsonValue().map((v) => JSON.stringify(v)),
+      fc.record({ model: fc.oneof(fc.string(), fc.integer()), metadata: fc.record({ user_id: fc.oneof(fc.string(), fc.jsonValue().map((v) => JSON.stringify(v))) }) }).map((o) => JSON.stringify(o)),
+      fc.string().map((s) => `{"model":"${s}"`),
+    );
+    const headersArb = fc.dictionary(
+      fc.constantFrom('x-claude-code-session-id', 'content-type', 'x-other'),
+      fc.oneof(fc.string({ unit: 'binary' }), fc.array(fc.string(), { maxLength: 3 }), fc.constant(undefined)),
+    );
+
+    it('inspectRequest throws nothing but MalformedBodyError on arbitrary input', () => {
+      fc.assert(
+        fc.property(headersArb, anyJsonish, fc.uint8Array({ maxLength: 64 }), fc.boolean(), (headers, text, bytes, useBytes) => {
+          const buf = useBytes ? Buffer.from(bytes) : Buffer.from(text);
+          try {
+            const info = inspectRequest(headers, buf);
+            assert.ok(info.sessionId === null || (typeof info.sessionId === 'string' && info.sessionId.length <= 200));
+            assert.ok(info.model === null || typeof info.model === 'string');
+          } catch (err) {
+            assert.ok(err instanceof MalformedBodyError, String(err));
+          }
+        }),
+        SEEDED,
+      );
+    });
+
+    it('sessionIdFromUserId never throws and returns null or a clean id', () => {
+      fc.assert(
+        fc.property(fc.oneof(fc.anything(), fc.string({ unit: 'binary' }), fc.jsonValue().map((v) => JSON.stringify(v)), fc.string().map((s) => `{"session_id":${JSON.stringify(s)}}`)), (v) => {
+          const id = sessionIdFromUserId(v);
+          assert.ok(id === null || /^[\x21-\x7e]{1,200}$/.test(id), String(id));
+        }),
+        SEEDED,
+      );
+    });
+  });
+});
