@@ -28,7 +28,7 @@ export function accounts(...labels: string[]): SimAccountSpec[] {
 
 export async function startHarness(
   spec: SimAccountSpec[],
-  opts: { sim?: Partial<FakeUpstreamOptions>; routing?: ConfigInput['routing']; configAccounts?: ConfigInput['accounts'] } = {},
+  opts: { sim?: Partial<FakeUpstreamOptions>; routing?: ConfigInput['routing']; configAccounts?: ConfigInput['accounts']; env?: NodeJS.ProcessEnv } = {},
 ): Promise<Harness> {
   const sim = await startFakeUpstream({ accounts: spec, ...opts.sim });
   const stateDir = mkdtempSync(path.join(os.tmpdir(), 'router-test-'));
@@ -43,6 +43,7 @@ export async function startHarness(
     },
     log: silentLogger,
     pollUsage: false, // tests drive the poller by hand
+    env: opts.env ?? {},
   });
   return {
     sim,
