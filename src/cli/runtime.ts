@@ -119,7 +119,7 @@ export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
 
   let server: ProxyServer;
   try {
-    server = await listen(engine, config.listen?.host ?? DEFAULT_SERVER_SETTINGS.host, opts.port ?? config.listen?.port ?? DEFAULT_SERVER_SETTINGS.port);
+    server = await listen(engine.handle, config.listen?.host ?? DEFAULT_SERVER_SETTINGS.host, opts.port ?? config.listen?.port ?? DEFAULT_SERVER_SETTINGS.port);
   } catch (err) {
     await Promise.all([engine.close(), saver.close(), decisions.close()]);
     throw err;

@@ -31,7 +31,9 @@ export function normalizeKeys(value: unknown, path: string[] = []): unknown {
     if (Object.prototype.hasOwnProperty.call(out, camel)) {
       throw new DuplicateKeyError(`${[...path, camelToKebab(camel)].join('.')}: given twice (kebab-case and camelCase)`);
     }
-    out[camel] = normalizeKeys(v, [...path, camel]);
+    // defineProperty, not assignment: a `__proto__` key must stay an own (and so unknown) key
+    // instead of replacing the prototype, where the schema would read its contents as real keys.
+    Object.defineProperty(out, camel, { value: normalizeKeys(v, [...path, camel]), enumerable: true, writable: true, configurable: true });
   }
   return out;
 }

@@ -10,14 +10,15 @@ import { camelToKebab, DuplicateKeyError, normalizeKeys } from './keys';
 
 export type LoadResult = { ok: true; config: ConfigInput } | { ok: false; error: string };
 
-/** Zod issues → one line per issue: `routing.spill-inflight: Too big: expected number to be <=100`. */
-export function formatIssues(issues: readonly z.core.$ZodIssue[], prefix = ''): string {
+/** Zod issues → one line per issue: `routing.spill-inflight: Too big: expected number to be <=100` (VS Code settings use camelCase keys). */
+export function formatIssues(issues: readonly z.core.$ZodIssue[], prefix = '', keyStyle: 'kebab' | 'camel' = 'kebab'): string {
+  const name = keyStyle === 'kebab' ? camelToKebab : (k: string) => k;
   return issues
     .map((i) => {
-      const path = i.path.map((p) => (typeof p === 'string' ? camelToKebab(p) : String(p)));
+      const path = i.path.map((p) => (typeof p === 'string' ? name(p) : String(p)));
       const where = [prefix, ...path].filter(Boolean).join('.') || '(top level)';
       // zod quotes the camelCase form it saw; name the keys as the user writes them.
-      if (i.code === 'unrecognized_keys') return `${where}: unknown key${i.keys.length > 1 ? 's' : ''} ${i.keys.map(camelToKebab).join(', ')}`;
+      if (i.code === 'unrecognized_keys') return `${where}: unknown key${i.keys.length > 1 ? 's' : ''} ${i.keys.map(name).join(', ')}`;
       return `${where}: ${i.message}`;
     })
     .join('\n');

@@ -73,6 +73,7 @@ export class RouterEngine {
   private readonly ownsDispatcher: boolean;
   private readonly loggedPolicyErrors = new Set<string>();
   private readonly startedAtMs: number;
+  private readonly liveStreams = new Set<ServerResponse>();
 
   constructor(opts: EngineOptions) {
     this.current = opts.config;
@@ -155,12 +156,12 @@ export class RouterEngine {
       req.resume();
       return sendAnthropicError(res, 401, 'authentication_error', 'Claude Router: missing or wrong local client key.');
     }
-    if (path === '/status' && req.method === 'GET') {
-      const body = JSON.stringify(this.status());
-      res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
-      res.end(body);
-      return;
+    if (path === '/status' && req.method === 'GET') return sendJson(res, this.status());
+    if (path === '/decisions' && req.method === 'GET') {
+      const limit = Math.min(500, Math.max(1, Number(new URLSearchParams(url.slice(path.length + 1)).get('limit')) || 50));
+      return sendJson(res, this.decisions.recent(limit));
     }
+    if (path === '/events' && req.method === 'GET') return this.streamChanges(res);
     const route: Route | undefined =
       path === '/v1/messages' && req.method === 'POST'
         ? 'messages'
@@ -374,6 +375,7 @@ export class RouterEngine {
   /** The `/status` report (no secrets). */
   status(): StatusReport {
     const now = this.now();
+    const plan = this.plan(this.current, { model: null, sessionId: null, stream: null }, now, true);
     return buildStatus({
       config: this.current,
       configStatus: this.configStatus,
@@ -381,6 +383,31 @@ export class RouterEngine {
       metrics: this.metricsFor(this.current, null, now),
       now,
       startedAtMs: this.startedAtMs,
+      preview: { selectionReason: plan.selectionReason, verdicts: plan.verdicts },
+    });
+  }
+
+  /**
+   * `GET /events`: an SSE stream with one `event: changed` whenever the state
+   * changes (at most every 250 ms). Other VS Code windows follow the leading
+   * proxy through it instead of polling, and see it go away when it closes.
+   */
+  private streamChanges(res: ServerResponse): void {
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' });
+    res.write('event: changed\ndata: {}\n\n');
+    let timer: NodeJS.Timeout | undefined;
+    const onChange = () => {
+      timer ??= setTimeout(() => {
+        timer = undefined;
+        res.write('event: changed\ndata: {}\n\n');
+      }, 250);
+    };
+    this.state.events.on('changed', onChange);
+    this.liveStreams.add(res);
+    res.on('close', () => {
+      if (timer) clearTimeout(timer);
+      this.state.events.off('changed', onChange);
+      this.liveStreams.delete(res);
     });
   }
 
@@ -390,8 +417,14 @@ export class RouterEngine {
   }
 
   async close(): Promise<void> {
+    for (const res of this.liveStreams) res.end();
     if (this.ownsDispatcher) await this.dispatcher.close();
   }
+}
+
+function sendJson(res: ServerResponse, value: unknown): void {
+  res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+  res.end(JSON.stringify(value));
 }
 
 function metricsParams(policy: RoutingPolicy, model: string | null): MetricsParams {

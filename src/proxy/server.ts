@@ -1,10 +1,9 @@
 /**
- * The HTTP listener around a RouterEngine. Loopback only; long streams allowed
+ * The HTTP listener around a request handler (a RouterEngine's `handle`). Loopback only; long streams allowed
  * (no request timeout), slow-loris heads are not.
  */
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { RouterEngine } from './engine';
 
 export interface ProxyServer {
   /** `http://127.0.0.1:PORT` */
@@ -22,9 +21,9 @@ const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
  * @param port 0 picks a free port
  * @throws Error when `host` is not loopback, or the port is taken (EADDRINUSE)
  */
-export function listen(engine: RouterEngine, host: string, port: number): Promise<ProxyServer> {
+export function listen(handler: http.RequestListener, host: string, port: number): Promise<ProxyServer> {
   if (!LOOPBACK.has(host)) return Promise.reject(new Error(`refusing to listen on ${host}: loopback only`));
-  const server = http.createServer({ requestTimeout: 0, headersTimeout: 60_000, keepAliveTimeout: 65_000 }, engine.handle);
+  const server = http.createServer({ requestTimeout: 0, headersTimeout: 60_000, keepAliveTimeout: 65_000 }, handler);
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

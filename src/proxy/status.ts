@@ -4,6 +4,7 @@
  * metrics the router uses. Contains labels and numbers only — never a token.
  */
 import type { AccountMetrics } from '../routing/metrics';
+import type { CandidateVerdict } from '../routing/plan';
 import type { RoutingPolicy } from '../routing/policy';
 import type { QuotaWindow } from '../quota/types';
 import type { ConfigStatus, RuntimeConfig } from './engine';
@@ -40,6 +41,21 @@ export interface AccountReport {
   boundSessions: number;
 }
 
+/** A live session binding. */
+export interface SessionReport {
+  sessionId: string;
+  account: string;
+  lastServedAt: string;
+  /** Time until the binding expires if the session stays idle, ms. */
+  idleLeftMs: number;
+}
+
+/** How a new, unbound request would be routed now: the verdict for each account. */
+export interface PreviewReport {
+  selectionReason: string;
+  verdicts: CandidateVerdict[];
+}
+
 export interface StatusReport {
   service: 'claude-router';
   uptimeS: number;
@@ -48,6 +64,8 @@ export interface StatusReport {
   accounts: AccountReport[];
   usableAccounts: number;
   boundSessions: number;
+  sessions: SessionReport[];
+  preview: PreviewReport;
   inflight: number;
   counters: RouterCounters;
 }
@@ -65,6 +83,7 @@ export interface StatusInput {
   metrics: Map<string, AccountMetrics>;
   now: number;
   startedAtMs: number;
+  preview: PreviewReport;
 }
 
 export function buildStatus(input: StatusInput): StatusReport {
@@ -119,6 +138,13 @@ export function buildStatus(input: StatusInput): StatusReport {
     accounts,
     usableAccounts: accounts.filter((a) => a.usable && !a.fallback).length,
     boundSessions: live.length,
+    sessions: live.map((b) => ({
+      sessionId: b.sessionId,
+      account: b.account,
+      lastServedAt: iso(b.lastServedAtMs)!,
+      idleLeftMs: Math.max(0, b.lastServedAtMs + config.policy.sessionAffinityIdleTtlMs - now),
+    })),
+    preview: input.preview,
     inflight: state.leases.total(),
     counters: { ...state.counters },
   };

@@ -1,0 +1,49 @@
+/**
+ * VS Code settings (`claudeRouter.routing.*`) and an optional
+ * `proxy-config.yaml` → one validated routing policy, with where each value
+ * came from. The same zod schema as the YAML loader validates both, because
+ * the Settings UI does not stop anyone typing bad JSON.
+ */
+import { routingSchema, policyFrom, type RoutingInput } from './schema';
+import { camelToKebab } from './keys';
+import { formatIssues } from './load';
+import type { RoutingPolicy } from '../routing/policy';
+
+/** The routing keys, as settings (`claudeRouter.routing.<key>`). */
+export const ROUTING_SETTING_KEYS = Object.keys(routingSchema.shape) as Array<keyof RoutingInput>;
+
+export type SettingsPolicyResult =
+  | { ok: true; policy: Readonly<RoutingPolicy>; sources: Record<string, string> }
+  | { ok: false; error: string };
+
+/**
+ * @param userValues routing values the user set in settings (unset keys absent), camelCase keys
+ * @param file routing values from `claudeRouter.configFile`, which override settings
+ * @param env for `CLAUDE_ROUTER_QUOTA_ROUTING`
+ */
+export function policyFromSettings(
+  userValues: Record<string, unknown>,
+  file: { path: string; routing: RoutingInput | undefined } | undefined,
+  env: NodeJS.ProcessEnv,
+): SettingsPolicyResult {
+  const cleaned = { ...userValues };
+  // An empty primary in the Settings UI means "none".
+  if (cleaned.primaryAccount === '') delete cleaned.primaryAccount;
+  const parsed = routingSchema.safeParse(cleaned);
+  if (!parsed.success) return { ok: false, error: formatIssues(parsed.error.issues, 'claudeRouter.routing', 'camel') };
+  const merged: RoutingInput = { ...parsed.data, ...stripUndefined(file?.routing ?? {}) };
+  const sources: Record<string, string> = {};
+  const policy = policyFrom(merged, env);
+  for (const k of Object.keys(policy)) {
+    const kebab = camelToKebab(k);
+    if (file?.routing && (file.routing as Record<string, unknown>)[k] !== undefined) sources[kebab] = file.path;
+    else if (parsed.data[k as keyof RoutingInput] !== undefined) sources[kebab] = `setting claudeRouter.routing.${k}`;
+    else sources[kebab] = 'default';
+  }
+  if (!policy.quotaRouting) sources['quota-routing'] = 'env CLAUDE_ROUTER_QUOTA_ROUTING';
+  return { ok: true, policy, sources };
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
