@@ -1,9 +1,9 @@
-// Bundles the standalone CLI (and, later, the extension) into dist/.
+// Bundles the standalone CLI, the fake upstream and the VS Code extension into dist/.
 // One bundle per entry point keeps start-up to a single file read.
 import * as esbuild from 'esbuild';
 
 const watch = process.argv.includes('--watch');
-const options = {
+const cli = {
   entryPoints: { cli: 'src/cli/main.ts', sim: 'src/sim/main.ts' },
   outdir: 'dist',
   bundle: true,
@@ -14,10 +14,22 @@ const options = {
   logLevel: 'warning',
   banner: { js: '#!/usr/bin/env node' },
 };
+// The extension: `vscode` is provided by the extension host.
+const extension = {
+  entryPoints: { extension: 'src/vscode/extension.ts' },
+  outdir: 'dist',
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  sourcemap: true,
+  logLevel: 'warning',
+  external: ['vscode'],
+  minify: true,
+};
 
 if (watch) {
-  const ctx = await esbuild.context(options);
-  await ctx.watch();
+  for (const options of [cli, extension]) await (await esbuild.context(options)).watch();
 } else {
-  await esbuild.build(options);
+  await Promise.all([esbuild.build(cli), esbuild.build(extension)]);
 }

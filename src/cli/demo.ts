@@ -7,18 +7,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { startFakeUpstream, type SimAccountSpec } from '../sim';
+import { DEMO_ACCOUNTS, startFakeUpstream } from '../sim';
 import { streamLogger } from '../proxy/log';
 import { startRouter } from './runtime';
 import { claudeCodeEnvironment, shellExports } from '../proxy/clientEnv';
 import { parsePort, waitForSignal } from './args';
-
-/** The demo's simulated accounts: different fill levels so the ranking has something to decide. */
-export const DEMO_ACCOUNTS: SimAccountSpec[] = [
-  { label: 'work', accessToken: 'sk-ant-oat01-demo-work', refreshToken: 'sk-ant-ort01-demo-work', initialFiveHourUsed: 0.35, initialSevenDayUsed: 0.62, sevenDayResetInMs: 2 * 86_400_000 },
-  { label: 'personal', accessToken: 'sk-ant-oat01-demo-personal', refreshToken: 'sk-ant-ort01-demo-personal', initialFiveHourUsed: 0.1, initialSevenDayUsed: 0.2, sevenDayResetInMs: 5 * 86_400_000 },
-  { label: 'team', accessToken: 'sk-ant-oat01-demo-team', refreshToken: 'sk-ant-ort01-demo-team', initialFiveHourUsed: 0.8, initialSevenDayUsed: 0.4, sevenDayResetInMs: 3 * 86_400_000 },
-];
 
 export async function runDemo(argv: string[]): Promise<void> {
   const { values } = parseArgs({ args: argv, options: { port: { type: 'string', short: 'p' }, 'log-level': { type: 'string' } }, strict: true });

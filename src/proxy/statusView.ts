@@ -1,0 +1,88 @@
+/**
+ * Turning a `/status` report into what people read: account states, short
+ * descriptions, countdowns and the reason the router would or would not pick
+ * an account now. Pure; shared by the VS Code views and the CLI.
+ */
+import type { AccountReport, StatusReport } from './status';
+import { formatDuration } from './exhausted';
+
+/** The state an account is shown in (tree icon, panel badge). */
+export type AccountState = 'serving' | 'usable' | 'cooling' | 'saturated' | 'needs_sign_in' | 'disabled';
+
+export function accountState(a: AccountReport, s: StatusReport): AccountState {
+  if (a.needsSignIn) return 'needs_sign_in';
+  if (!a.enabled) return 'disabled';
+  if (a.coolingUntil) return 'cooling';
+  if (!a.usable || a.sessionSaturated) return 'saturated';
+  const selected = s.preview.verdicts.find((v) => v.verdict === 'selected')?.account;
+  return a.inflight > 0 || selected === a.label ? 'serving' : 'usable';
+}
+
+/** `35%` or `?`. */
+export function percent(f: number | null | undefined): string {
+  return f === null || f === undefined ? '?' : `${Math.round(f * 100)}%`;
+}
+
+/** Time until an ISO instant, e.g. `2 h 5 min`; `-` when unknown. */
+export function timeUntil(iso: string | null | undefined, now: number): string {
+  if (!iso) return '-';
+  return formatDuration(Math.max(0, Math.round((Date.parse(iso) - now) / 1000)));
+}
+
+/** The one-line description next to an account: `5h 35% · 7d 62% · resets 2 h`. */
+export function accountDescription(a: AccountReport, now: number): string {
+  const parts = [`5h ${percent(a.session.used)}`, `7d ${percent(a.weekly.used)}`];
+  if (a.coolingUntil) parts.push(`cooling ${timeUntil(a.coolingUntil, now)}`);
+  else if (a.session.resetsAt) parts.push(`5h resets in ${timeUntil(a.session.resetsAt, now)}`);
+  if (a.evidence.freshness === 'unknown') parts.push('no quota data yet');
+  return parts.join(' · ');
+}
+
+const REASONS: Record<string, string> = {
+  availability: 'it is usable and the others are not',
+  cooldown_recovery: 'it recovers soonest',
+  quota_evidence: 'its quota is better known',
+  session_headroom: 'it is below the 5-hour soft limit',
+  scoped_headroom: "it is below the model's weekly limit",
+  weekly_reset: 'its weekly allowance expires soonest',
+  session_reset: 'its 5-hour window resets soonest',
+  scoped_utilization: "its model window is fullest (finish it first)",
+  weekly_utilization: 'its weekly window is fullest (finish it first)',
+  headroom: 'it has the most headroom',
+  configured_primary: 'it is the primary account',
+  insertion_order: 'it comes first in the account order',
+  single_account: 'it is the only account',
+  session_affinity: 'the session is bound to it',
+  preferred_primary: 'it is the preferred primary',
+  spill_inflight: 'the first choice is busy (spill)',
+  round_robin: 'it is next in round-robin order',
+  configured_order: 'it comes first in the configured order',
+  routing_policy_error: 'the policy failed, so plain expiry-first chose',
+  fallback_last: 'fallback accounts are tried last',
+  cooldown: 'it is cooling down',
+  hard_saturated: 'a usage window is exhausted',
+  scoped_rejected: "the model's weekly window is exhausted",
+  needs_sign_in: 'it needs you to sign in again',
+};
+
+/** A reason code in words. */
+export function explainReason(code: string): string {
+  return REASONS[code] ?? code.replace(/_/g, ' ');
+}
+
+/** Why the router would or would not pick this account for a new request now. */
+export function whyNow(a: AccountReport, s: StatusReport): string {
+  if (!a.enabled) return 'Disabled: never picked.';
+  const v = s.preview.verdicts.find((x) => x.account === a.label);
+  if (!v) return 'Not a candidate.';
+  if (v.verdict === 'selected') return `A new request would go here: ${explainReason(v.reason)}.`;
+  if (v.verdict === 'unusable') return `Not picked now: ${explainReason(v.reason)}.`;
+  return `Ranked #${v.rank + 1}: another account wins because ${explainReason(v.reason)}.`;
+}
+
+/** Usable/total non-fallback accounts and the best headroom among the usable ones. */
+export function poolSummary(s: StatusReport): { usable: number; total: number; bestHeadroom: number | null } {
+  const pool = s.accounts.filter((a) => !a.fallback && a.enabled);
+  const headrooms = pool.filter((a) => a.usable && a.headroom !== null).map((a) => a.headroom as number);
+  return { usable: s.usableAccounts, total: pool.length, bestHeadroom: headrooms.length ? Math.max(...headrooms) : null };
+}

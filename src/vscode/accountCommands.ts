@@ -1,0 +1,171 @@
+/**
+ * Account commands: sign in with Claude (OAuth PKCE, browser opened with
+ * `env.openExternal`, `code#state` pasted back), import Claude Code's own
+ * login, add from a token, sign in again, rename, remove, enable/disable,
+ * reorder, set or clear the primary. Tokens go to SecretStorage only.
+ */
+import * as vscode from 'vscode';
+import { claudeCodeCredentialsPath, readClaudeCodeLogin } from '../accounts/claudeCodeLogin';
+import { exchangeCode, startPkceLogin } from '../accounts/oauthLogin';
+import type { AccountInfo, Credentials } from '../accounts/types';
+import type { RouterService } from './routerService';
+
+const LABEL = /^[^\u0000-\u001f\u007f]{1,64}$/;
+
+/** Accepts a label argument (tree item or string) or asks for one. */
+async function pickAccount(service: RouterService, arg: unknown, placeHolder: string): Promise<string | undefined> {
+  if (typeof arg === 'string') return arg;
+  const fromTree = (arg as { account?: { label?: string } } | undefined)?.account?.label;
+  if (fromTree) return fromTree;
+  const labels = service.accounts.all().map((a) => a.label);
+  if (labels.length === 0) {
+    void vscode.window.showInformationMessage('Claude Router: no accounts yet.');
+    return undefined;
+  }
+  return vscode.window.showQuickPick(labels, { placeHolder });
+}
+
+async function askLabel(service: RouterService, value: string, exclude?: string): Promise<string | undefined> {
+  return vscode.window.showInputBox({
+    title: 'Account name',
+    prompt: 'A name for this account, shown in the views and the decision log',
+    value,
+    validateInput: (v) =>
+      !LABEL.test(v.trim())
+        ? '1–64 characters, no control characters'
+        : service.accounts.get(v.trim()) && v.trim() !== exclude
+          ? 'an account with this name exists'
+          : undefined,
+  }).then((v) => v?.trim());
+}
+
+async function saveAccount(service: RouterService, label: string, credentials: Credentials, info: Partial<AccountInfo> = {}): Promise<void> {
+  // The secret first: an account never exists in the list without its token.
+  await service.store.set(label, credentials);
+  const existing = service.accounts.get(label);
+  await service.accounts.upsert({ label, kind: 'oauth', fallback: false, enabled: true, ...existing, ...info });
+}
+
+export function registerAccountCommands(service: RouterService): vscode.Disposable[] {
+  const tokenUrl = () => service.hostSettings().tokenUrl;
+  const reg = (id: string, fn: (...args: unknown[]) => unknown) => vscode.commands.registerCommand(`claudeRouter.${id}`, fn);
+
+  const signIn = async (existingLabel?: string) => {
+    const login = startPkceLogin();
+    const opened = await vscode.env.openExternal(vscode.Uri.parse(login.url));
+    const pasted = await vscode.window.showInputBox({
+      title: 'Sign in with Claude',
+      prompt: opened
+        ? 'Sign in in the browser, then paste the code it shows (code#state) here'
+        : `Open ${login.url} in a browser, sign in, then paste the code it shows here`,
+      ignoreFocusOut: true,
+      password: true,
+    });
+    if (!pasted) return;
+    let credentials: Credentials;
+    try {
+      credentials = await exchangeCode(tokenUrl(), login, pasted);
+    } catch (err) {
+      void vscode.window.showErrorMessage(`Claude Router: ${(err as Error).message}`);
+      return;
+    }
+    const label = existingLabel ?? (await askLabel(service, `account ${service.accounts.all().length + 1}`));
+    if (!label) return;
+    await saveAccount(service, label, credentials);
+    void vscode.window.showInformationMessage(`Claude Router: signed in "${label}".`);
+  };
+
+  return [
+    reg('signIn', () => signIn()),
+    reg('signInAgain', async (arg) => {
+      const label = await pickAccount(service, arg, 'Sign in again to which account?');
+      if (label) await signIn(label);
+    }),
+    reg('addAccount', async () => {
+      const choice = await vscode.window.showQuickPick(
+        [
+          { label: '$(sign-in) Sign in with Claude', id: 'signIn', detail: 'Opens the browser; paste the code back' },
+          { label: "$(cloud-download) Import Claude Code's login", id: 'importClaudeCodeLogin', detail: '~/.claude/.credentials.json' },
+          { label: '$(key) Paste a token', id: 'addToken', detail: 'A long-lived token from `claude setup-token`, or an API key for a fallback account' },
+        ],
+        { placeHolder: 'Add a Claude account' },
+      );
+      if (choice) await vscode.commands.executeCommand(`claudeRouter.${choice.id}`);
+    }),
+    reg('importClaudeCodeLogin', async () => {
+      const file = claudeCodeCredentialsPath();
+      let login;
+      try {
+        login = await readClaudeCodeLogin(file);
+      } catch (err) {
+        void vscode.window.showErrorMessage(`Claude Router: ${(err as Error).message}`);
+        return;
+      }
+      const ok = await vscode.window.showWarningMessage(
+        "Importing Claude Code's own login means Claude Code and the router rotate one refresh token: whenever one refreshes it, the other has to sign in again. A separate login per pooled account avoids this.",
+        { modal: true },
+        'Import Anyway',
+      );
+      if (ok !== 'Import Anyway') return;
+      const label = await askLabel(service, `claude-code${login.subscriptionType ? `-${login.subscriptionType}` : ''}`);
+      if (!label) return;
+      await saveAccount(service, label, { accessToken: login.accessToken, refreshToken: login.refreshToken, expiresAtMs: login.expiresAtMs });
+      void vscode.window.showInformationMessage(`Claude Router: imported Claude Code's login as "${label}".`);
+    }),
+    reg('addToken', async () => {
+      const token = await vscode.window.showInputBox({
+        title: 'Add account from token',
+        prompt: 'An OAuth token (sk-ant-oat01-…, e.g. from `claude setup-token`) or an API key (sk-ant-api03-…) for a pay-as-you-go fallback',
+        password: true,
+        ignoreFocusOut: true,
+        validateInput: (v) => (v.trim().length < 16 ? 'that does not look like a token' : undefined),
+      });
+      if (!token) return;
+      const apiKey = token.trim().startsWith('sk-ant-api');
+      const label = await askLabel(service, apiKey ? 'pay-as-you-go' : `account ${service.accounts.all().length + 1}`);
+      if (!label) return;
+      await saveAccount(service, label, { accessToken: token.trim() }, apiKey ? { kind: 'api_key', fallback: true } : { kind: 'oauth' });
+    }),
+    reg('removeAccount', async (arg) => {
+      const label = await pickAccount(service, arg, 'Remove which account?');
+      if (!label) return;
+      const ok = await vscode.window.showWarningMessage(`Remove the account "${label}" and forget its token?`, { modal: true }, 'Remove');
+      if (ok !== 'Remove') return;
+      await service.accounts.remove(label);
+      await service.store.delete(label);
+    }),
+    reg('renameAccount', async (arg) => {
+      const from = await pickAccount(service, arg, 'Rename which account?');
+      if (!from) return;
+      const to = await askLabel(service, from, from);
+      if (!to || to === from) return;
+      const creds = await service.store.get(from);
+      if (creds) await service.store.set(to, creds);
+      await service.accounts.rename(from, to);
+      await service.store.delete(from);
+      const primary = vscode.workspace.getConfiguration('claudeRouter.routing').get<string>('primaryAccount');
+      if (primary === from) await vscode.workspace.getConfiguration('claudeRouter.routing').update('primaryAccount', to, vscode.ConfigurationTarget.Global);
+    }),
+    reg('enableAccount', async (arg) => setEnabled(service, await pickAccount(service, arg, 'Enable which account?'), true)),
+    reg('disableAccount', async (arg) => setEnabled(service, await pickAccount(service, arg, 'Disable which account?'), false)),
+    reg('moveAccountUp', async (arg) => {
+      const label = await pickAccount(service, arg, 'Move which account?');
+      if (label) await service.accounts.move(label, -1);
+    }),
+    reg('moveAccountDown', async (arg) => {
+      const label = await pickAccount(service, arg, 'Move which account?');
+      if (label) await service.accounts.move(label, 1);
+    }),
+    reg('setPrimary', async (arg) => {
+      const label = await pickAccount(service, arg, 'Make which account the primary?');
+      if (label) await vscode.workspace.getConfiguration('claudeRouter.routing').update('primaryAccount', label, vscode.ConfigurationTarget.Global);
+    }),
+    reg('clearPrimary', () => vscode.workspace.getConfiguration('claudeRouter.routing').update('primaryAccount', undefined, vscode.ConfigurationTarget.Global)),
+  ];
+}
+
+async function setEnabled(service: RouterService, label: string | undefined, enabled: boolean): Promise<void> {
+  if (!label) return;
+  const info = service.accounts.get(label);
+  if (info) await service.accounts.upsert({ ...info, enabled });
+}

@@ -1,0 +1,85 @@
+/**
+ * Composition root: builds the few long-lived objects, wires them, registers
+ * every disposable, and returns a small API (used by the integration tests).
+ */
+import * as vscode from 'vscode';
+import { claudeCodeEnvironment, shellExports } from '../proxy/clientEnv';
+import { registerAccountCommands } from './accountCommands';
+import { channelLogger } from './log';
+import { RouterModel } from './routerModel';
+import { RouterService } from './routerService';
+import { StatusBarController } from './statusBar';
+import { StatusPanel } from './statusPanel';
+import { applyTerminalEnvironment } from './terminalEnv';
+import { AccountsTreeProvider, SessionsTreeProvider } from './treeViews';
+
+/** What `activate` returns. */
+export interface ClaudeRouterApi {
+  service: RouterService;
+  model: RouterModel;
+  /** The proxy URL terminals use. */
+  url(): string;
+  clientKey(): string;
+}
+
+let service: RouterService | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<ClaudeRouterApi> {
+  const channel = vscode.window.createOutputChannel('Claude Router', { log: true });
+  context.subscriptions.push(channel);
+  const log = channelLogger(channel);
+
+  service = new RouterService(context, log);
+  const svc = service;
+  await svc.start();
+  const model = new RouterModel(svc);
+  context.subscriptions.push(model);
+
+  const accountsTree = new AccountsTreeProvider(model);
+  const accountsView = vscode.window.createTreeView('claudeRouter.accounts', { treeDataProvider: accountsTree, showCollapseAll: true });
+  const sessionsTree = new SessionsTreeProvider(model);
+  const sessionsView = vscode.window.createTreeView('claudeRouter.sessions', { treeDataProvider: sessionsTree });
+  context.subscriptions.push(accountsTree, accountsView, sessionsTree, sessionsView, new StatusBarController(model, svc));
+  const updateBadges = () => {
+    const s = model.status;
+    accountsView.message = svc.simulated ? 'Simulated accounts — "Stop Simulated Accounts" returns to yours.' : model.error && model.error !== 'starting' ? model.error : undefined;
+    sessionsView.description = s ? `${s.sessions.length}` : undefined;
+  };
+  context.subscriptions.push(model.onDidChange(updateBadges));
+
+  const applyEnv = () => applyTerminalEnvironment(context.environmentVariableCollection, svc.url, svc.clientKey);
+  applyEnv();
+  context.subscriptions.push(
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration('claudeRouter.terminal') || e.affectsConfiguration('claudeRouter.port')) applyEnv();
+    }),
+  );
+
+  const cmd = (id: string, fn: (...args: unknown[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(`claudeRouter.${id}`, fn));
+  cmd('showStatus', () => StatusPanel.show(context.extensionUri, model, svc));
+  cmd('refresh', () => model.refresh());
+  cmd('copyTerminalEnvironment', async () => {
+    await vscode.env.clipboard.writeText(shellExports(claudeCodeEnvironment(svc.url, svc.clientKey)) + '\n');
+    void vscode.window.showInformationMessage('Claude Router: the terminal environment is on the clipboard (it contains the local key; paste it only into your own shell).');
+  });
+  cmd('trySimulated', async () => {
+    try {
+      await svc.startSimulated();
+      void vscode.window.showInformationMessage('Claude Router: routing between three simulated accounts. Run `claude` in a new terminal to watch it work.', 'Show Routing Status').then((c) => {
+        if (c) StatusPanel.show(context.extensionUri, model, svc);
+      });
+    } catch (err) {
+      void vscode.window.showErrorMessage(`Claude Router: ${(err as Error).message}`);
+    }
+  });
+  cmd('stopSimulated', () => svc.stopSimulated());
+  context.subscriptions.push(...registerAccountCommands(svc));
+  context.subscriptions.push({ dispose: () => StatusPanel.current?.dispose() });
+
+  return { service: svc, model, url: () => svc.url, clientKey: () => svc.clientKey };
+}
+
+export async function deactivate(): Promise<void> {
+  await service?.dispose();
+  service = undefined;
+}

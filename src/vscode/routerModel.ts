@@ -1,0 +1,72 @@
+/**
+ * What the views show: the latest `/status` report and recent decisions,
+ * read from this window's engine when it leads the proxy, or over HTTP from
+ * the leading window otherwise. Refreshed on change events (and once a
+ * minute, so reset countdowns move), never by busy polling.
+ */
+import * as vscode from 'vscode';
+import { request } from 'undici';
+import type { DecisionRecord } from '../routing/decision';
+import type { StatusReport } from '../proxy/status';
+import type { RouterService } from './routerService';
+
+export class RouterModel implements vscode.Disposable {
+  private readonly emitter = new vscode.EventEmitter<void>();
+  /** Fires after `status`/`decisions` were refreshed. */
+  readonly onDidChange = this.emitter.event;
+  status: StatusReport | undefined;
+  decisions: DecisionRecord[] = [];
+  /** Why the model could not be read (follower cannot reach the leader, …). */
+  error: string | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private pending: NodeJS.Timeout | undefined;
+  private readonly subscription: vscode.Disposable;
+  private readonly ticker: NodeJS.Timeout;
+
+  constructor(private readonly service: RouterService) {
+    this.subscription = service.onDidChange(() => this.schedule());
+    this.ticker = setInterval(() => this.schedule(), 60_000);
+    this.schedule();
+  }
+
+  /** Coalesces bursts of changes into one refresh. */
+  schedule(delayMs = 150): void {
+    if (this.pending) return;
+    this.pending = setTimeout(() => {
+      this.pending = undefined;
+      void this.refresh();
+    }, delayMs);
+  }
+
+  async refresh(): Promise<void> {
+    try {
+      const role = this.service.role;
+      const engine = this.service.engine;
+      if ((role.kind === 'leader' || role.kind === 'starting') && engine) {
+        this.status = engine.status();
+        this.decisions = this.service.recentDecisions(200);
+        this.error = role.kind === 'starting' ? 'starting' : undefined;
+      } else if (role.kind === 'follower') {
+        const headers = { 'x-claude-router-key': this.service.clientKey };
+        const s = await request(`${role.url}/status`, { headers, headersTimeout: 3000, bodyTimeout: 3000 });
+        this.status = (await s.body.json()) as StatusReport;
+        const d = await request(`${role.url}/decisions?limit=200`, { headers, headersTimeout: 3000, bodyTimeout: 3000 });
+        this.decisions = (await d.body.json()) as DecisionRecord[];
+        this.error = undefined;
+      } else {
+        this.error = role.kind === 'blocked' ? role.reason : 'the proxy is stopped';
+      }
+    } catch (err) {
+      this.error = `cannot read the proxy's state: ${(err as Error).message}`;
+    }
+    this.emitter.fire();
+  }
+
+  dispose(): void {
+    clearInterval(this.ticker);
+    if (this.timer) clearTimeout(this.timer);
+    if (this.pending) clearTimeout(this.pending);
+    this.subscription.dispose();
+    this.emitter.dispose();
+  }
+}

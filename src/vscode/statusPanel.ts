@@ -1,0 +1,94 @@
+/**
+ * "Show Routing Status": a webview with the active policy and each value's
+ * source, every account's 5h/7d bars and reset countdowns, bound sessions, the
+ * last decisions with every candidate's verdict, and the seed's metrics over
+ * the recent decision log. Live (redrawn on model changes), theme-aware
+ * (VS Code CSS variables), strict CSP, no remote resources.
+ */
+import * as vscode from 'vscode';
+import { randomBytes } from 'node:crypto';
+import { computeReport } from '../routing/report';
+import { accountState, explainReason, poolSummary } from '../proxy/statusView';
+import type { RouterModel } from './routerModel';
+import type { RouterService } from './routerService';
+
+export class StatusPanel implements vscode.Disposable {
+  static current: StatusPanel | undefined;
+  private readonly panel: vscode.WebviewPanel;
+  private readonly subscriptions: vscode.Disposable[] = [];
+
+  static show(extensionUri: vscode.Uri, model: RouterModel, service: RouterService): StatusPanel {
+    if (StatusPanel.current) {
+      StatusPanel.current.panel.reveal();
+      return StatusPanel.current;
+    }
+    StatusPanel.current = new StatusPanel(extensionUri, model, service);
+    return StatusPanel.current;
+  }
+
+  private constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly model: RouterModel,
+    private readonly service: RouterService,
+  ) {
+    const media = vscode.Uri.joinPath(extensionUri, 'media');
+    this.panel = vscode.window.createWebviewPanel('claudeRouter.status', 'Claude Router: Routing Status', vscode.ViewColumn.Active, {
+      enableScripts: true,
+      localResourceRoots: [media],
+      retainContextWhenHidden: false,
+    });
+    this.panel.iconPath = vscode.Uri.joinPath(media, 'router.svg');
+    this.panel.webview.html = this.html();
+    this.subscriptions.push(
+      model.onDidChange(() => this.post()),
+      this.panel.webview.onDidReceiveMessage((m: { type?: string }) => {
+        if (m?.type === 'ready') this.post();
+      }),
+      this.panel.onDidDispose(() => this.dispose()),
+    );
+    model.schedule(0);
+  }
+
+  /** The data the page renders (labels and numbers only — never a token). */
+  private post(): void {
+    const s = this.model.status;
+    const report = computeReport(this.model.decisions);
+    void this.panel.webview.postMessage({
+      type: 'update',
+      now: Date.now(),
+      error: this.model.error ?? null,
+      role: this.service.role.kind,
+      simulated: this.service.simulated,
+      settingsError: this.service.settingsError,
+      status: s ?? null,
+      summary: s ? poolSummary(s) : null,
+      states: s ? Object.fromEntries(s.accounts.map((a) => [a.label, accountState(a, s)])) : {},
+      reasons: Object.fromEntries(
+        [...new Set([...(s?.preview.verdicts ?? []), ...this.model.decisions.flatMap((d) => d.candidates)].map((v) => v.reason).concat(this.model.decisions.map((d) => d.selectionReason)))].map((r) => [r, explainReason(r)]),
+      ),
+      decisions: this.model.decisions.slice(-20).reverse(),
+      report,
+    });
+  }
+
+  private html(): string {
+    const w = this.panel.webview;
+    const nonce = randomBytes(16).toString('base64');
+    const css = w.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'media', 'panel.css'));
+    const js = w.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'media', 'panel.js'));
+    return `<!DOCTYPE html>
+<html lang="en"><head><meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${w.cspSource}; script-src 'nonce-${nonce}'; img-src ${w.cspSource};">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${css}">
+<title>Claude Router: Routing Status</title></head>
+<body><main id="root"><p class="muted">Loading…</p></main>
+<script nonce="${nonce}" src="${js}"></script></body></html>`;
+  }
+
+  dispose(): void {
+    StatusPanel.current = undefined;
+    for (const s of this.subscriptions) s.dispose();
+    this.panel.dispose();
+  }
+}

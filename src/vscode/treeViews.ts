@@ -1,0 +1,134 @@
+/**
+ * The Accounts view (one node per account, children for windows, in-flight
+ * requests and bound sessions) and the Sessions view (session, bound account,
+ * idle time left). Both redraw when the model changes.
+ */
+import * as vscode from 'vscode';
+import type { AccountReport, StatusReport } from '../proxy/status';
+import { accountDescription, accountState, explainReason, percent, timeUntil, whyNow } from '../proxy/statusView';
+import { formatDuration } from '../proxy/exhausted';
+import type { RouterModel } from './routerModel';
+import { ICONS } from './statusBar';
+
+type AccountNode = { kind: 'account'; account: AccountReport } | { kind: 'detail'; id: string; label: string; description?: string; icon: string; tooltip?: string };
+
+const STATE_LABEL: Record<string, string> = {
+  serving: 'serving',
+  usable: 'usable',
+  cooling: 'cooling down',
+  saturated: 'saturated',
+  needs_sign_in: 'needs sign-in',
+  disabled: 'disabled',
+};
+
+export class AccountsTreeProvider implements vscode.TreeDataProvider<AccountNode>, vscode.Disposable {
+  private readonly emitter = new vscode.EventEmitter<AccountNode | undefined>();
+  readonly onDidChangeTreeData = this.emitter.event;
+  private readonly subscription: vscode.Disposable;
+
+  constructor(private readonly model: RouterModel) {
+    this.subscription = model.onDidChange(() => this.emitter.fire(undefined));
+  }
+
+  getChildren(node?: AccountNode): AccountNode[] {
+    const s = this.model.status;
+    if (!s) return [];
+    if (!node) return s.accounts.map((account) => ({ kind: 'account', account }));
+    if (node.kind !== 'account') return [];
+    return details(node.account, s);
+  }
+
+  getTreeItem(node: AccountNode): vscode.TreeItem {
+    if (node.kind === 'detail') {
+      const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.None);
+      item.id = node.id;
+      item.description = node.description;
+      item.iconPath = new vscode.ThemeIcon(node.icon);
+      item.tooltip = node.tooltip;
+      return item;
+    }
+    const s = this.model.status!;
+    const a = node.account;
+    const state = accountState(a, s);
+    const item = new vscode.TreeItem(a.label, vscode.TreeItemCollapsibleState.Collapsed);
+    item.id = `account:${a.label}`;
+    item.description = accountDescription(a, Date.now());
+    item.iconPath = new vscode.ThemeIcon(ICONS[state], state === 'needs_sign_in' || state === 'saturated' ? new vscode.ThemeColor('problemsWarningIcon.foreground') : undefined);
+    item.contextValue = ['account', state === 'needs_sign_in' ? 'needsSignIn' : '', a.enabled ? '' : 'disabled', a.primary ? 'primary' : '', a.fallback ? 'fallback' : '']
+      .filter(Boolean)
+      .join('.');
+    item.tooltip = tooltip(a, s, state);
+    item.accessibilityInformation = { label: `${a.label}, ${STATE_LABEL[state]}, ${item.description}` };
+    return item;
+  }
+
+  dispose(): void {
+    this.subscription.dispose();
+    this.emitter.dispose();
+  }
+}
+
+function tooltip(a: AccountReport, s: StatusReport, state: string): vscode.MarkdownString {
+  const now = Date.now();
+  const md = new vscode.MarkdownString(undefined, true);
+  md.appendMarkdown(`**${a.label}** — ${STATE_LABEL[state]}${a.primary ? ' · primary' : ''}${a.fallback ? ' · fallback' : ''}\n\n`);
+  md.appendMarkdown(`- 5-hour window: ${percent(a.session.used)} used, resets in ${timeUntil(a.session.resetsAt, now)}\n`);
+  md.appendMarkdown(`- weekly window: ${percent(a.weekly.used)} used, resets in ${timeUntil(a.weekly.resetsAt, now)}\n`);
+  for (const [family, w] of Object.entries(a.scoped)) md.appendMarkdown(`- weekly ${family}: ${percent(w.used)} used, resets in ${timeUntil(w.resetsAt, now)}\n`);
+  if (a.coolingUntil) md.appendMarkdown(`- cooling down (${(a.coolingReason ?? '').replace(/_/g, ' ')}) for ${timeUntil(a.coolingUntil, now)}\n`);
+  if (a.needsSignIn) md.appendMarkdown(`- needs sign-in: ${a.needsSignInReason ?? ''}\n`);
+  const age = a.evidence.observedAt ? `, ${formatDuration(Math.max(0, Math.round((now - Date.parse(a.evidence.observedAt)) / 1000)))} old` : '';
+  md.appendMarkdown(`- quota data: ${a.evidence.freshness.replace('_', ' ')}${age}\n`);
+  md.appendMarkdown(`- in flight: ${a.inflight} · bound sessions: ${a.boundSessions}\n\n`);
+  md.appendMarkdown(`*${whyNow(a, s)}*`);
+  return md;
+}
+
+function details(a: AccountReport, s: StatusReport): AccountNode[] {
+  const now = Date.now();
+  const id = (k: string) => `account:${a.label}:${k}`;
+  const nodes: AccountNode[] = [
+    { kind: 'detail', id: id('5h'), label: '5-hour window', description: `${percent(a.session.used)} · resets in ${timeUntil(a.session.resetsAt, now)}`, icon: 'clock' },
+    { kind: 'detail', id: id('7d'), label: 'Weekly window', description: `${percent(a.weekly.used)} · resets in ${timeUntil(a.weekly.resetsAt, now)}`, icon: 'calendar' },
+  ];
+  for (const [family, w] of Object.entries(a.scoped)) {
+    nodes.push({ kind: 'detail', id: id(`scoped:${family}`), label: `Weekly ${family}`, description: `${percent(w.used)} · resets in ${timeUntil(w.resetsAt, now)}`, icon: 'symbol-class' });
+  }
+  nodes.push({ kind: 'detail', id: id('inflight'), label: 'In flight', description: String(a.inflight), icon: 'pulse' });
+  const sessions = s.sessions.filter((x) => x.account === a.label);
+  nodes.push({ kind: 'detail', id: id('sessions'), label: 'Bound sessions', description: String(sessions.length), icon: 'link' });
+  const v = s.preview.verdicts.find((x) => x.account === a.label);
+  if (v) nodes.push({ kind: 'detail', id: id('why'), label: v.verdict === 'selected' ? 'Picked next' : 'Not picked next', description: explainReason(v.reason), icon: 'info', tooltip: whyNow(a, s) });
+  return nodes;
+}
+
+type SessionNode = { sessionId: string; account: string; idleLeftMs: number };
+
+export class SessionsTreeProvider implements vscode.TreeDataProvider<SessionNode>, vscode.Disposable {
+  private readonly emitter = new vscode.EventEmitter<SessionNode | undefined>();
+  readonly onDidChangeTreeData = this.emitter.event;
+  private readonly subscription: vscode.Disposable;
+
+  constructor(private readonly model: RouterModel) {
+    this.subscription = model.onDidChange(() => this.emitter.fire(undefined));
+  }
+
+  getChildren(node?: SessionNode): SessionNode[] {
+    if (node) return [];
+    return this.model.status?.sessions ?? [];
+  }
+
+  getTreeItem(node: SessionNode): vscode.TreeItem {
+    const item = new vscode.TreeItem(node.sessionId.slice(0, 8), vscode.TreeItemCollapsibleState.None);
+    item.id = `session:${node.sessionId}`;
+    item.description = `${node.account} · idle expiry in ${formatDuration(Math.round(node.idleLeftMs / 1000))}`;
+    item.tooltip = `Session ${node.sessionId}\nbound to ${node.account}`;
+    item.iconPath = new vscode.ThemeIcon('comment-discussion');
+    return item;
+  }
+
+  dispose(): void {
+    this.subscription.dispose();
+    this.emitter.dispose();
+  }
+}
