@@ -122,6 +122,12 @@ describe('config/load', () => {
       assert.match(err(parseConfigText('accounts:\n  - label: a\n    acess-token: x\n')), /^accounts\.0: .*acess-token/);
     });
 
+    it('a __proto__ key is an unknown key, not a way to smuggle keys in', () => {
+      assert.match(err(parseConfigText('routing:\n  __proto__: {spill-inflight: 5}\n')), /^routing: .*__proto__/);
+      assert.match(err(validateConfig(JSON.parse('{"routing":{"__proto__":{"spillInflight":5}}}'))), /^routing: .*__proto__/);
+      assert.match(err(parseConfigText('__proto__: {listen: {port: 1}}\n')), /^\(top level\): .*__proto__/);
+    });
+
     it('an unknown camelCase key is named in kebab-case', () => {
       assert.match(err(validateConfig({ routing: { spillInflite: 3 } })), /routing: .*spill-inflite/);
     });

@@ -124,10 +124,14 @@ describe('routing/plan planRoute', () => {
       assert.equal(p.spill, null);
     });
 
-    it('changes nothing when no later account is below N; fallback accounts are never spill targets', () => {
-      const accounts = [...trio({ a: { inflight: 2 }, b: { inflight: 5 }, c: { inflight: 3 } }), acct('f', 3, { fallback: true })];
+    it('changes nothing when no later usable account is below N; unusable and fallback accounts are never spill targets', () => {
+      const accounts = [
+        ...trio({ a: { inflight: 2 }, b: { inflight: 5 }, c: { inflight: 3 } }),
+        acct('x', 3, { coolIn: MIN }),
+        acct('f', 4, { fallback: true }),
+      ];
       const p = planRoute(planInput(accounts, { spillInflight: 2 }));
-      assert.deepEqual(ids(p.order), ['c', 'b', 'a', 'f']);
+      assert.deepEqual(ids(p.order), ['c', 'b', 'a', 'x', 'f']);
       assert.equal(p.spill, null);
       assert.equal(p.selectionReason, 'weekly_utilization');
     });

@@ -8,81 +8,82 @@ import { DAY, HOUR, MIN, NOW } from './builders';
 /** Fixed seed: the run is reproducible; a failure prints its counterexample. */
 const RUNS = { seed: 20251104, numRuns: 400 } as const;
 
-// Values chosen from small sets so ties on every step are common.
-const utilization = fc.constantFrom<number | undefined>(undefined, 0, 0.2, 0.5, 0.5, 0.9, 0.96, 0.97, 0.99, 1, 1.2);
-const status = fc.constantFrom<string | undefined>(undefined, 'allowed', 'allowed', 'allowed_warning', 'rejected', 'throttled', 'weird');
+// Values chosen from small sets, biased towards usable, fresh, allowed accounts, so ties reach the
+// deep steps (resets, scoped and weekly utilisation, primary, insertion order) often.
+const utilization = fc.constantFrom<number | undefined>(undefined, 0, 0.2, 0.2, 0.5, 0.5, 0.5, 0.9, 0.96, 0.97, 0.99, 1, 1.2);
+const status = fc.constantFrom<string | undefined>(
+  'allowed', 'allowed', 'allowed', 'allowed', 'allowed', 'allowed', 'allowed_warning', undefined, 'rejected', 'throttled', 'weird',
+);
 /** Reset offsets from NOW; 0 → field absent; includes the past and near-equal values inside one 15-min bucket. */
-const resetOffset = fc.constantFrom(0, -MIN, 5 * MIN, 14 * MIN, 16 * MIN, HOUR, HOUR + 1, 3 * HOUR, DAY, 3 * DAY, 3 * DAY);
-const age = fc.constantFrom(0, MIN, 14 * MIN, 15 * MIN, 15 * MIN + 1, 40 * MIN);
+const resetOffset = fc.constantFrom(0, -MIN, 14 * MIN, 16 * MIN, HOUR, HOUR, HOUR + 1, 3 * HOUR, 3 * HOUR, DAY, 3 * DAY, 3 * DAY);
+/** Weekly resets vary less, so pairs often tie on them and reach the later steps. */
+const weeklyResetOffset = fc.constantFrom(0, -MIN, DAY, 3 * DAY, 3 * DAY, 3 * DAY, 3 * DAY);
+const age = fc.constantFrom(0, MIN, MIN, MIN, MIN, 15 * MIN, 15 * MIN + 1, 40 * MIN);
 
-const windowArb: fc.Arbitrary<QuotaWindow | undefined> = fc.option(
-  fc.record({ status, utilization, reset: resetOffset }).map(({ status: st, utilization: u, reset }) => {
+const windowBodyWith = (reset: fc.Arbitrary<number>) =>
+  fc.record({ status, utilization, reset }).map(({ status: st, utilization: u, reset: r }) => {
     const w: QuotaWindow = {};
     if (st !== undefined) w.status = st;
     if (u !== undefined) w.utilization = u;
-    if (reset !== 0) w.resetAtMs = NOW + reset;
+    if (r !== 0) w.resetAtMs = NOW + r;
     return w;
-  }),
-  { nil: undefined, freq: 4 },
-);
+  });
+const windowBody = windowBodyWith(resetOffset);
+const windowArb: fc.Arbitrary<QuotaWindow | undefined> = fc.option(windowBody, { nil: undefined, freq: 6 });
+const weeklyArb: fc.Arbitrary<QuotaWindow | undefined> = fc.option(windowBodyWith(weeklyResetOffset), { nil: undefined, freq: 6 });
 
-const scopedArb: fc.Arbitrary<ScopedQuotaWindow | undefined> = fc.option(
-  fc.record({ w: windowArb, age }).map(({ w, age: a }) => ({ ...(w ?? {}), observedAtMs: NOW - a })),
-  { nil: undefined, freq: 2 },
-);
+const snapshotArb = fc.record({
+  present: fc.integer({ min: 0, max: 9 }).map((n) => n > 0),
+  age,
+  unified: status,
+  unifiedReset: resetOffset,
+  session: windowArb,
+  weekly: weeklyArb,
+  sonnet: fc.record({ w: windowBody, age: fc.constantFrom(0, MIN, 15 * MIN, 15 * MIN + 1), present: fc.boolean() }),
+  overage: fc.option(fc.record({ status, inUse: fc.option(fc.boolean(), { nil: undefined }) }), { nil: undefined, freq: 4 }),
+});
 
-const snapshotArb: fc.Arbitrary<QuotaSnapshot | undefined> = fc.option(
-  fc
-    .record({
-      age,
-      unified: status,
-      unifiedReset: resetOffset,
-      session: windowArb,
-      weekly: windowArb,
-      sonnet: scopedArb,
-      overage: fc.option(fc.record({ status, inUse: fc.option(fc.boolean(), { nil: undefined }) }), { nil: undefined }),
-    })
-    .map((r): QuotaSnapshot => {
-      const s: QuotaSnapshot = { observedAtMs: NOW - r.age, source: 'headers', scoped: {} };
-      if (r.unified !== undefined) s.unifiedStatus = r.unified;
-      if (r.unifiedReset !== 0) s.unifiedResetAtMs = NOW + r.unifiedReset;
-      if (r.session) s.session = r.session;
-      if (r.weekly) s.weekly = r.weekly;
-      if (r.sonnet) s.scoped.sonnet = r.sonnet;
-      if (r.overage) s.overage = r.overage;
-      return s;
-    }),
-  { nil: undefined, freq: 5 },
-);
+/** `allScoped`: every account gets a fresh sonnet window (enables the scoped-utilisation step). */
+function toSnapshot(r: typeof snapshotArb extends fc.Arbitrary<infer T> ? T : never, allScoped: boolean): QuotaSnapshot | undefined {
+  if (!r.present && !allScoped) return undefined;
+  const s: QuotaSnapshot = { observedAtMs: NOW - (allScoped ? Math.min(r.age, MIN) : r.age), source: 'headers', scoped: {} };
+  if (r.unified !== undefined) s.unifiedStatus = r.unified;
+  if (r.unifiedReset !== 0) s.unifiedResetAtMs = NOW + r.unifiedReset;
+  if (r.session) s.session = r.session;
+  if (r.weekly) s.weekly = r.weekly;
+  if (allScoped) s.scoped.sonnet = { ...r.sonnet.w, observedAtMs: NOW - Math.min(r.sonnet.age, MIN) } satisfies ScopedQuotaWindow;
+  else if (r.sonnet.present) s.scoped.sonnet = { ...r.sonnet.w, observedAtMs: NOW - r.sonnet.age };
+  if (r.overage) s.overage = r.overage;
+  return s;
+}
 
 const cooldownArb: fc.Arbitrary<Cooldown | undefined> = fc.option(
   fc.constantFrom(-MIN, 0, 30_000, 30_000, 10 * MIN).map((d): Cooldown => ({ untilMs: NOW + d, reason: 'throttle', setAtMs: NOW - MIN })),
-  { nil: undefined, freq: 3 },
+  { nil: undefined, freq: 6 },
 );
 
-const accountArb = fc.record({ snapshot: snapshotArb, cooldown: cooldownArb });
-
 const scenarioArb = fc.record({
-  /** `signIn === 0` (1 in 10) marks an account that needs sign-in. */
-  accounts: fc.array(fc.record({ a: accountArb, signIn: fc.integer({ min: 0, max: 9 }) }), { minLength: 2, maxLength: 8 }),
+  /** `signIn === 0` (1 in 20) marks an account that needs sign-in. */
+  accounts: fc.array(fc.record({ snap: snapshotArb, cooldown: cooldownArb, signIn: fc.integer({ min: 0, max: 19 }) }), { minLength: 2, maxLength: 8 }),
+  allScoped: fc.boolean(),
   primary: fc.integer({ min: -1, max: 7 }),
-  L: fc.constantFrom(0.5, 0.97, 1),
-  T: fc.constantFrom(1, 15 * MIN, HOUR),
+  L: fc.constantFrom(0.5, 0.97, 0.97, 1),
+  T: fc.constantFrom(1, 15 * MIN, 15 * MIN, HOUR),
   allowOverage: fc.boolean(),
-  family: fc.constantFrom<string | undefined>('sonnet', 'sonnet', 'opus', undefined),
-  now: fc.constantFrom(NOW, NOW + 10 * MIN),
+  family: fc.constantFrom<string | undefined>('sonnet', 'sonnet', 'sonnet', 'opus', undefined),
+  now: fc.constantFrom(NOW, NOW, NOW + 10 * MIN),
   permutationSeed: fc.integer(),
 });
 
 type Scenario = typeof scenarioArb extends fc.Arbitrary<infer T> ? T : never;
 
 function candidates(sc: Scenario): RankCandidate[] {
-  return sc.accounts.map(({ a, signIn }, index) => ({
+  return sc.accounts.map(({ snap, cooldown, signIn }, index) => ({
     id: `acct${index}`,
     index,
     isPrimary: index === sc.primary,
     metrics: computeMetrics(
-      { snapshot: a.snapshot, cooldown: a.cooldown, needsSignIn: signIn === 0 },
+      { snapshot: toSnapshot(snap, sc.allScoped), cooldown, needsSignIn: signIn === 0 },
       { sessionSoftLimit: sc.L, sessionResetToleranceMs: sc.T, allowOverage: sc.allowOverage, modelFamily: sc.family },
       sc.now,
     ),

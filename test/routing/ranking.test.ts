@@ -265,6 +265,12 @@ describe('routing/ranking headroom-first', () => {
     assertBefore(H, tiny, unknownWeekly, 'headroom');
     const unknownSession = acct('c', 0, { primary: true, snap: snap({ s: { noUsed: true }, w: { used: 0, resetIn: HOUR } }) });
     assertBefore(H, tiny, unknownSession, 'headroom');
+    // even zero or negative headroom (an account running on overage) beats unknown headroom
+    const OVERAGE = { allowOverage: true } as const;
+    const overdrawn = acct('d', 1, { ...OVERAGE, snap: snap({ w: { used: 1.2 }, overage: { status: 'allowed' } }) });
+    const unknown = acct('e', 0, { ...OVERAGE, primary: true, snap: snap({ w: { noUsed: true, resetIn: HOUR } }) });
+    assert.ok(overdrawn.metrics.usable && overdrawn.metrics.headroom! < 0);
+    assertBefore(H, overdrawn, unknown, 'headroom');
   });
 
   it('equal headroom → soonest weekly reset', () => {

@@ -1,0 +1,40 @@
+import { strict as assert } from 'node:assert';
+import { createHash } from 'node:crypto';
+import { exchangeCode, parsePastedCode, startPkceLogin } from '../../src/accounts/oauthLogin';
+import { OAUTH_CLIENT_ID } from '../../src/accounts/oauth';
+import { startFakeUpstream } from '../../src/sim';
+
+describe('sign in with Claude (OAuth PKCE, manual code)', () => {
+  it('builds an authorize URL with an S256 challenge of the verifier and a separate state', () => {
+    const login = startPkceLogin();
+    const url = new URL(login.url);
+    assert.equal(url.origin + url.pathname, 'https://claude.ai/oauth/authorize');
+    assert.equal(url.searchParams.get('client_id'), OAUTH_CLIENT_ID);
+    assert.equal(url.searchParams.get('code_challenge_method'), 'S256');
+    assert.equal(url.searchParams.get('code_challenge'), createHash('sha256').update(login.verifier).digest('base64url'));
+    assert.equal(url.searchParams.get('state'), login.state);
+    assert.notEqual(login.state, login.verifier);
+    assert.match(url.searchParams.get('scope')!, /user:inference/);
+    assert.equal(url.searchParams.get('redirect_uri'), 'https://platform.claude.com/oauth/code/callback');
+  });
+
+  it('refuses a pasted code from another sign-in attempt', () => {
+    const login = startPkceLogin();
+    assert.throws(() => parsePastedCode('abc#not-the-state', login), /another sign-in attempt/);
+    assert.deepEqual(parsePastedCode(`abc#${login.state}`, login), { code: 'abc', state: login.state });
+  });
+
+  it('exchanges the pasted code#state for a token pair at the token endpoint', async () => {
+    const sim = await startFakeUpstream({ accounts: [{ label: 'me', accessToken: 'sk-ant-oat01-old', refreshToken: 'sk-ant-ort01-old' }] });
+    try {
+      const login = startPkceLogin();
+      const creds = await exchangeCode(sim.tokenUrl, login, `sim-code-me#${login.state}`);
+      assert.match(creds.accessToken, /^sk-ant-oat01-/);
+      assert.match(creds.refreshToken!, /^sk-ant-ort01-/);
+      assert.ok(creds.expiresAtMs! > Date.now());
+      await assert.rejects(exchangeCode(sim.tokenUrl, login, `wrong-code#${login.state}`), (e: Error) => /sign-in failed/.test(e.message) && !e.message.includes('sk-ant'));
+    } finally {
+      await sim.close();
+    }
+  });
+});
