@@ -3,14 +3,14 @@
  * sockets, a temp state directory) and offers small helpers to call it the
  * way Claude Code does.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { request } from 'undici';
 import { startFakeUpstream, type FakeUpstream, type FakeUpstreamOptions, type SimAccountSpec } from '../../src/sim';
 import { startRouter, type RunningRouter } from '../../src/cli/runtime';
 import type { ConfigInput } from '../../src/config/schema';
-import { silentLogger } from '../../src/proxy/log';
+import { silentLogger, type Logger } from '../../src/proxy/log';
 import type { DecisionRecord } from '../../src/routing/decision';
 
 export interface Harness {
@@ -28,7 +28,7 @@ export function accounts(...labels: string[]): SimAccountSpec[] {
 
 export async function startHarness(
   spec: SimAccountSpec[],
-  opts: { sim?: Partial<FakeUpstreamOptions>; routing?: ConfigInput['routing']; configAccounts?: ConfigInput['accounts']; env?: NodeJS.ProcessEnv } = {},
+  opts: { sim?: Partial<FakeUpstreamOptions>; routing?: ConfigInput['routing']; configAccounts?: ConfigInput['accounts']; env?: NodeJS.ProcessEnv; log?: Logger } = {},
 ): Promise<Harness> {
   const sim = await startFakeUpstream({ accounts: spec, ...opts.sim });
   const stateDir = mkdtempSync(path.join(os.tmpdir(), 'router-test-'));
@@ -41,7 +41,7 @@ export async function startHarness(
       accounts: opts.configAccounts ?? spec.map((a) => ({ label: a.label, accessToken: a.accessToken, refreshToken: a.refreshToken })),
       routing: opts.routing,
     },
-    log: silentLogger,
+    log: opts.log ?? silentLogger,
     pollUsage: false, // tests drive the poller by hand
     env: opts.env ?? {},
   });
@@ -55,14 +55,13 @@ export async function startHarness(
       rmSync(stateDir, { recursive: true, force: true });
     },
     decisions() {
-      try {
-        return readFileSync(path.join(stateDir, 'decisions.jsonl'), 'utf8')
-          .split('\n')
-          .filter(Boolean)
-          .map((l) => JSON.parse(l) as DecisionRecord);
-      } catch {
-        return [];
-      }
+      // Rotated files (decisions-<stamp>.jsonl) sort before the current one.
+      return readdirSync(stateDir)
+        .filter((f) => /^decisions.*\.jsonl$/.test(f))
+        .sort()
+        .flatMap((f) => readFileSync(path.join(stateDir, f), 'utf8').split('\n'))
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as DecisionRecord);
     },
   };
 }

@@ -1,0 +1,157 @@
+/**
+ * Load with faults: hundreds of concurrent simulated Claude Code sessions for
+ * a bounded time against the fake upstream, with random faults of every kind
+ * it can script and random client aborts. Checks the invariants a user relies
+ * on and prints the counts.
+ */
+import { strict as assert } from 'node:assert';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { request } from 'undici';
+import type { SimFault } from '../../src/sim';
+import { accounts, callRouter, eventually, routerStatus, startHarness } from '../support/routerHarness';
+
+const SESSIONS = Number(process.env.SOAK_SESSIONS ?? 200);
+const DURATION_MS = Number(process.env.SOAK_MS ?? 12_000);
+const LABELS = ['a', 'b', 'c', 'd'];
+
+/** A small seeded PRNG so a failing run can be repeated (SOAK_SEED). */
+function rng(seed: number) {
+  let x = seed >>> 0 || 1;
+  return () => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return (x >>> 0) / 4294967296;
+  };
+}
+
+/** Faults that do not cool an account down: frequent. */
+const FAULTS: Array<() => SimFault> = [
+  () => ({ kind: 'headerless_429' }),
+  () => ({ kind: 'entitlement_429' }),
+  () => ({ kind: 'error_after_content' }),
+  () => ({ kind: 'truncate' }),
+  () => ({ kind: 'expire_token' }),
+  () => ({ kind: 'slow_first_byte', delayMs: 300 }),
+  () => ({ kind: 'bad_request' }),
+];
+/** Faults that cool an account for seconds: rarer, or the whole pool would be cooling all the time. */
+const COOLING_FAULTS: Array<() => SimFault> = [
+  () => ({ kind: 'throttle', retryAfterS: 1 }),
+  () => ({ kind: 'overloaded_529' }),
+  () => ({ kind: 'overloaded_in_stream' }),
+  () => ({ kind: 'server_error', status: 503 }),
+];
+
+describe('soak: concurrent sessions with random faults and aborts', function () {
+  this.timeout(DURATION_MS + 60_000);
+
+  it('answers every client completely or with an Anthropic error, never twice, and leaks nothing', async () => {
+    const seed = Number(process.env.SOAK_SEED ?? Date.now() % 100000);
+    const random = rng(seed);
+    const logLines: string[] = [];
+    const log = { debug: (m: string) => logLines.push(m), info: (m: string) => logLines.push(m), warn: (m: string) => logLines.push(m), error: (m: string) => logLines.push(m) };
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown) => unhandled.push(e);
+    process.on('unhandledRejection', onUnhandled);
+    const h = await startHarness(accounts(...LABELS), { sim: { sseDeltaCount: 6, maxRecords: 2000 } as never, routing: { sessionAffinity: true, spillInflight: 40 }, log });
+    const counts = { requests: 0, complete: 0, anthropicErrors: 0, aborted: 0, faults: 0, spliced: 0, bad: 0 };
+    const badSamples: string[] = [];
+    const heapBefore = process.memoryUsage().heapUsed;
+    try {
+      const end = Date.now() + DURATION_MS;
+      const session = async (s: number) => {
+        while (Date.now() < end) {
+          await new Promise((r) => setTimeout(r, 20 + random() * 100)); // a person (or an agent) between turns
+          const roll = random();
+          if (roll < 0.012) {
+            const kinds = roll < 0.0015 ? COOLING_FAULTS : FAULTS;
+            h.sim.injectFault(LABELS[Math.floor(random() * LABELS.length)], kinds[Math.floor(random() * kinds.length)]());
+            counts.faults++;
+          }
+          const stream = random() < 0.8;
+          const ac = new AbortController();
+          const abort = random() < 0.05;
+          if (abort) setTimeout(() => ac.abort(), 5 + random() * 200);
+          counts.requests++;
+          const body = JSON.stringify({ model: 'claude-sonnet-4-5-20250929', max_tokens: 64, stream, messages: [{ role: 'user', content: `soak ${s}` }] });
+          let r;
+          try {
+            r = await callRouter(h, { session: `soak-${s}`, body, signal: ac.signal });
+          } catch {
+            counts.aborted++;
+            continue;
+          }
+          if (r.bodyError && abort) {
+            counts.aborted++;
+            continue;
+          }
+          const starts = r.events.filter((e) => e === 'message_start').length;
+          if (starts > 1) counts.spliced++;
+          const okStream = r.status === 200 && starts === 1 && r.events.at(-1) === 'message_stop';
+          const errStream = r.status === 200 && r.events.at(-1) === 'error';
+          let okJson = false;
+          let errJson = false;
+          try {
+            const j = JSON.parse(r.text);
+            okJson = r.status === 200 && j.type === 'message';
+            errJson = r.status >= 400 && j.type === 'error' && typeof j.error?.type === 'string' && typeof j.error?.message === 'string';
+          } catch {
+            /* not JSON */
+          }
+          if (okStream || okJson) counts.complete++;
+          else if (errStream || errJson) counts.anthropicErrors++;
+          else if (abort) counts.aborted++;
+          else {
+            counts.bad++;
+            if (badSamples.length < 3) badSamples.push(`${r.status} ${r.text.slice(0, 200)}`);
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: SESSIONS }, (_, s) => session(s)));
+      await eventually(async () => (await routerStatus(h)).inflight === 0, 10_000, 'in-flight back to zero');
+      const st = await routerStatus(h);
+      for (const a of st.accounts) assert.equal(a.inflight, 0, `${a.label} in flight`);
+      const statusText = JSON.stringify(st);
+      await h.router.close();
+
+      const decisions = h.decisions();
+      const failovers = st.counters.failovers;
+      const outcomes: Record<string, number> = {};
+      for (const d of decisions) outcomes[d.outcome] = (outcomes[d.outcome] ?? 0) + 1;
+      // eslint-disable-next-line no-console
+      console.log(`      soak seed ${seed}: ${JSON.stringify({ ...counts, failovers, decisions: decisions.length, outcomes })}`);
+
+      assert.deepEqual(unhandled, [], 'no unhandled rejection');
+      assert.equal(counts.spliced, 0, 'no response carries two message_start');
+      assert.equal(counts.bad, 0, `every answer is complete or an Anthropic error: ${badSamples.join(' | ')}`);
+      assert.ok(counts.complete > counts.requests * 0.5, 'most requests succeed despite the faults');
+      assert.ok(Math.abs(decisions.length - counts.requests) <= counts.aborted, `one decision per request (${decisions.length} for ${counts.requests})`);
+      assert.equal(new Set(decisions.map((d) => d.requestId)).size, decisions.length, 'no request recorded twice');
+
+      // Tokens: the stored pairs still work after all the rotation, and no token string leaked anywhere.
+      const stored = JSON.parse(readFileSync(path.join(h.stateDir, 'credentials.json'), 'utf8')).accounts as Record<string, { accessToken: string; refreshToken: string }>;
+      const secrets: string[] = [];
+      for (const label of LABELS) {
+        const sim = h.sim.account(label);
+        assert.equal(stored[label].refreshToken, sim.refreshToken, `${label}: the stored refresh token is the live one`);
+        secrets.push(stored[label].accessToken, stored[label].refreshToken, `sk-ant-oat01-test-${label}`, `sk-ant-ort01-test-${label}`);
+        const res = await request(h.sim.tokenUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ grant_type: 'refresh_token', refresh_token: stored[label].refreshToken, client_id: 'x' }) });
+        assert.equal(res.statusCode, 200, `${label}: the stored refresh token still refreshes`);
+        await res.body.text();
+      }
+      const decisionText = JSON.stringify(decisions);
+      const logs = logLines.join('\n');
+      for (const secret of secrets) {
+        assert.ok(!decisionText.includes(secret), 'no token in the decision log');
+        assert.ok(!logs.includes(secret), 'no token in the logs');
+        assert.ok(!statusText.includes(secret), 'no token in /status');
+      }
+      assert.ok(process.memoryUsage().heapUsed - heapBefore < 300 * 1024 * 1024, 'heap stays bounded');
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+      await h.close();
+    }
+  });
+});
