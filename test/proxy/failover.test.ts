@@ -80,6 +80,32 @@ describe('proxy failover', () => {
     assert.equal(messageRequests(h).length, 2, 'at most one attempt on another account');
   });
 
+  it('skips an account only for the model whose scoped weekly window is exhausted', async () => {
+    const spec = specsWithFirst('a', 'b').map((x) => ({ ...x, scopedWindows: { sonnet: { limitTokens: 1_000_000 }, opus: { limitTokens: 1_000_000 } } }));
+    h = await startHarness(spec);
+    h.sim.injectFault('a', { kind: 'exhaust', window: '7d_sonnet', resetInMs: 2 * 86_400_000 });
+    const sonnet = await callRouter(h, { session: 's1', body: messagesBody({ model: 'claude-sonnet-4-5-20250929' }) });
+    assert.equal(sonnet.status, 200);
+    assert.equal(sonnet.headers['x-claude-router-account'], 'b');
+    const opus = await callRouter(h, { session: 's2', body: messagesBody({ model: 'claude-opus-4-1-20250805' }) });
+    assert.equal(opus.headers['x-claude-router-account'], 'a', 'the account still serves other models');
+    const a = (await routerStatus(h)).accounts.find((x: any) => x.label === 'a');
+    assert.equal(a.coolingUntil, null, 'no account-wide cooldown');
+    assert.equal(a.scoped.sonnet.status, 'rejected');
+  });
+
+  it('moves a request the account cannot serve ("Extra usage is required") without cooling the account', async () => {
+    h = await startHarness(specsWithFirst('a', 'b'));
+    await callRouter(h, { session: 's0' });
+    h.sim.injectFault('a', { kind: 'entitlement_429' });
+    const r = await callRouter(h, { session: 's1' });
+    assert.equal(r.status, 200);
+    assert.equal(r.headers['x-claude-router-account'], 'b');
+    const a = (await routerStatus(h)).accounts.find((x: any) => x.label === 'a');
+    assert.equal(a.coolingUntil, null);
+    assert.equal((await callRouter(h, { session: 's2' })).headers['x-claude-router-account'], 'a');
+  });
+
   it('rotates when a 200 stream starts with an overloaded error, before any byte reaches the client', async () => {
     h = await startHarness(specsWithFirst('a', 'b'));
     await callRouter(h, { session: 's0' });
