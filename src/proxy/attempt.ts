@@ -20,7 +20,7 @@ import type { ResponseClass } from '../quota/types';
 import type { AttemptRecord, DecisionOutcome, UsageRecord } from '../routing/decision';
 import type { PlanAccount } from '../routing/plan';
 import type { RoutingPolicy } from '../routing/policy';
-import { sseErrorFrame, SseScanner } from './sse';
+import { SseFramer, sseErrorFrame, SseScanner } from './sse';
 import { clientResponseHeaders, upstreamHeaders } from './upstream';
 import type { RouterState } from './routerState';
 import type { Logger } from './log';
@@ -30,6 +30,8 @@ export const ACCOUNT_HEADER = 'x-claude-router-account';
 
 /** Server errors retried on other accounts before the last one is returned. */
 const MAX_SERVER_ERROR_ROTATIONS = 2;
+/** Attempt results that are upstream trouble rather than the account's: limited rotations. */
+const TRANSIENT_RESULTS = new Set(['server_error', 'network_error', 'stream_failed', 'empty_stream', 'invalid_json', 'body_failed', 'stream_server_error']);
 /** Error bodies larger than this are not read whole (they are not Anthropic errors). */
 const MAX_ERROR_BODY = 1 << 20;
 
@@ -130,7 +132,7 @@ export async function runAttempts(r: AttemptRequest, s: AttemptServices): Promis
       }
       requestScopedRotated = true;
     }
-    if (last?.result === 'server_error' || last?.result === 'network_error') {
+    if (last && TRANSIENT_RESULTS.has(last.result)) {
       if (serverErrorRotations >= MAX_SERVER_ERROR_ROTATIONS) break;
       serverErrorRotations++;
     }
@@ -138,10 +140,11 @@ export async function runAttempts(r: AttemptRequest, s: AttemptServices): Promis
     s.log.info(`failover ${r.requestId}: ${account.id} → next (${last?.result ?? 'skipped'})`);
   }
 
-  // When every account is now unusable the pool-wide answer (earliest recovery) helps the
-  // client more than the last account's own 429; otherwise relay what upstream said.
-  const anyUsable = r.order.some((a) => s.usableNow(a.id));
-  if (held && anyUsable && !r.res.headersSent) {
+  // A 429 when no account is usable any more: the pool-wide answer (earliest recovery, which
+  // window) helps the client more than the last account's own 429. Any other failure — 5xx,
+  // 529, a dead connection, a header-less 429 while accounts remain — is relayed as it came.
+  const poolExhausted = held?.status === 429 && !r.order.some((a) => s.usableNow(a.id));
+  if (held && !poolExhausted && !r.res.headersSent) {
     relayHeld(r.res, held);
     return { outcome: held.status >= 500 ? 'upstream_error' : 'client_error', status: held.status, servedBy: null, attempts, usage: null };
   }
@@ -187,7 +190,7 @@ async function attemptOne(
       if (r.signal.aborted) return { next: 'abort' };
       attempts.push({ account: account.id, status: 0, result: 'network_error', ms: s.now() - t0 });
       s.log.warn(`upstream ${account.id}: ${(err as Error).message}`);
-      return { next: 'rotate' };
+      return { next: 'rotate', held: syntheticHeld(account.id, 502, 'api_error', 'Claude Router could not reach the Anthropic API.') };
     }
     const ms = s.now() - t0;
     const now = s.now();
@@ -196,9 +199,7 @@ async function attemptOne(
 
     if (up.statusCode >= 200 && up.statusCode < 300) {
       const isSse = String(up.headers['content-type'] ?? '').includes('text/event-stream');
-      const step = isSse ? await relayStream(r, s, account, up, attempts, ms, attempted) : await relayJson(r, s, account, up, attempted);
-      if (!isSse) attempts.push({ account: account.id, status: up.statusCode, result: 'success', ms });
-      return step;
+      return isSse ? relayStream(r, s, account, up, attempts, ms, attempted) : relayJson(r, s, account, up, attempts, ms, attempted);
     }
 
     const body = await readCapped(up.body);
@@ -269,32 +270,46 @@ async function relayJson(
   s: AttemptServices,
   account: PlanAccount,
   up: Dispatcher.ResponseData,
+  attempts: AttemptRecord[],
+  ms: number,
   attempted: Set<string>,
 ): Promise<Step> {
+  const record = (result: string) => attempts.push({ account: account.id, status: up.statusCode, result, ms });
   let body: Buffer;
   try {
     body = Buffer.from(await up.body.arrayBuffer());
   } catch (err) {
     if (r.signal.aborted) return { next: 'abort' };
+    record('body_failed');
     s.log.warn(`upstream ${account.id}: body failed (${(err as Error).message})`);
-    return { next: 'rotate' };
+    return { next: 'rotate', held: syntheticHeld(account.id, 502, 'api_error', 'Claude Router: the upstream answer broke off.') };
   }
   if (r.signal.aborted) return { next: 'abort' };
+  const usage = usageFromJson(body);
+  if (usage === undefined && String(up.headers['content-type'] ?? '').includes('json')) {
+    // A 200 whose JSON does not parse is a broken answer, not a success: try another account.
+    record('invalid_json');
+    s.log.warn(`upstream ${account.id}: 200 with an unreadable JSON body`);
+    return { next: 'rotate', held: syntheticHeld(account.id, 502, 'api_error', 'Claude Router: upstream answered 200 with an unreadable body.') };
+  }
   r.onCommit(account, attempted);
+  record('success');
   const headers = clientResponseHeaders(up.headers);
   delete headers['content-length'];
   r.res.writeHead(up.statusCode, { ...headers, [ACCOUNT_HEADER]: account.id, 'content-length': String(body.length) });
   r.res.end(body);
-  return { next: 'served', status: up.statusCode, outcome: 'success', usage: usageFromJson(body) };
+  return { next: 'served', status: up.statusCode, outcome: 'success', usage: usage ?? null };
 }
 
-function usageFromJson(body: Buffer): UsageRecord | null {
+/** Usage from a JSON answer: null when it has none, undefined when the body is not JSON. */
+function usageFromJson(body: Buffer): UsageRecord | null | undefined {
+  let json: { usage?: Record<string, unknown> } | null;
   try {
-    const json = JSON.parse(body.toString('utf8')) as { usage?: Record<string, unknown> };
-    return json.usage ? toUsage(json.usage, null) : null;
+    json = JSON.parse(body.toString('utf8')) as { usage?: Record<string, unknown> } | null;
   } catch {
-    return null;
+    return undefined;
   }
+  return json && typeof json.usage === 'object' && json.usage ? toUsage(json.usage, null) : null;
 }
 
 function num(v: unknown): number {
@@ -334,6 +349,18 @@ function writeChunk(res: ServerResponse, chunk: Buffer): Promise<void> | undefin
   });
 }
 
+/** A response the router makes up for a failure that has no HTTP answer of its own (a stream error, a dead connection). */
+function syntheticHeld(account: string, status: number, type: string, message: string): HeldResponse {
+  return {
+    status,
+    headers: { 'content-type': 'application/json' },
+    body: Buffer.from(JSON.stringify({ type: 'error', error: { type, message } })),
+    account,
+  };
+}
+
+const STREAM_ERROR_STATUS: Record<string, number> = { overloaded_error: 529, rate_limit_error: 429, api_error: 500 };
+
 async function relayStream(
   r: AttemptRequest,
   s: AttemptServices,
@@ -343,6 +370,7 @@ async function relayStream(
   ms: number,
   attempted: Set<string>,
 ): Promise<Step> {
+  const framer = new SseFramer();
   const scanner = new SseScanner();
   const early: Buffer[] = [];
   let committed = false;
@@ -362,8 +390,10 @@ async function relayStream(
 
   try {
     for await (const raw of up.body) {
-      const chunk = raw as Buffer;
-      for (const ev of scanner.feed(chunk)) {
+      // Only whole events go to the client; a partial event waits for its end.
+      const complete = framer.push(raw as Buffer);
+      if (!complete) continue;
+      for (const ev of scanner.feed(complete)) {
         if (ev.event === 'ping') continue;
         if (!committed) {
           if (ev.event === 'error') {
@@ -372,7 +402,7 @@ async function relayStream(
             record(`stream_${cls.kind}`);
             applyCooldown(s, account.id, cls, s.now());
             up.body.destroy();
-            return { next: 'rotate' };
+            return { next: 'rotate', held: syntheticHeld(account.id, STREAM_ERROR_STATUS[type] ?? 500, type, `Upstream stream error before content (${type}).`) };
           }
           commit();
         }
@@ -389,16 +419,16 @@ async function relayStream(
         }
       }
       if (!committed) {
-        early.push(chunk);
+        early.push(complete);
         continue;
       }
       if (early.length > 0) {
-        early.push(chunk);
+        early.push(complete);
         const all = Buffer.concat(early);
         early.length = 0;
         await writeChunk(r.res, all);
       } else {
-        await writeChunk(r.res, chunk);
+        await writeChunk(r.res, complete);
       }
     }
   } catch (err) {
@@ -409,7 +439,7 @@ async function relayStream(
     if (!committed) {
       record('stream_failed');
       s.log.warn(`upstream ${account.id}: stream failed before content (${(err as Error).message})`);
-      return { next: 'rotate' };
+      return { next: 'rotate', held: syntheticHeld(account.id, 502, 'api_error', 'Claude Router: the upstream stream failed before any content.') };
     }
     s.log.warn(`upstream ${account.id}: stream failed after content (${(err as Error).message})`);
   }
@@ -417,11 +447,12 @@ async function relayStream(
   if (!committed) {
     // An empty stream (or one with only pings) gave the client nothing: rotate.
     record('empty_stream');
-    return { next: 'rotate' };
+    return { next: 'rotate', held: syntheticHeld(account.id, 502, 'api_error', 'Claude Router: the upstream stream ended before any content.') };
   }
   let outcome: DecisionOutcome = 'success';
   if (sawError) outcome = 'error_after_commit';
   else if (!sawStop) {
+    // A held partial event is dropped: the client sees whole events, then one clean error.
     outcome = 'truncated';
     r.res.write(sseErrorFrame('api_error', 'Claude Router: the upstream stream ended before message_stop.'));
   }

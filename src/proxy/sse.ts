@@ -63,3 +63,53 @@ function parseBlock(block: string): SseEvent | undefined {
 export function sseErrorFrame(type: string, message: string): string {
   return `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type, message } })}\n\n`;
 }
+
+const LF = 0x0a;
+const CR = 0x0d;
+
+/**
+ * Splits a byte stream at event boundaries (a blank line): complete events are
+ * released, a partial event is held until it completes. The relay forwards
+ * only complete events, so a stream cut mid-event never leaves half an event
+ * glued to the router's own `event: error`. Linear in the input: a chunk with
+ * a boundary is released without copying when nothing is held.
+ */
+export class SseFramer {
+  private held: Buffer[] = [];
+
+  /** Bytes of the events this chunk completes (with any held bytes before them), or undefined. */
+  push(chunk: Buffer): Buffer | undefined {
+    let end = lastBoundaryEnd(chunk);
+    if (end < 0 && this.held.length > 0) end = joinBoundaryEnd(this.held[this.held.length - 1], chunk);
+    if (end < 0) {
+      if (chunk.length > 0) this.held.push(chunk);
+      return undefined;
+    }
+    const head = end === chunk.length ? chunk : chunk.subarray(0, end);
+    const out = this.held.length === 0 ? head : Buffer.concat([...this.held, head]);
+    this.held = end === chunk.length ? [] : [chunk.subarray(end)];
+    return out;
+  }
+
+  /** Whether bytes of an unfinished event are held. */
+  hasPartial(): boolean {
+    return this.held.some((b) => b.length > 0);
+  }
+}
+
+/** Index just after the last blank line (`\n\n`, `\r\n\r\n`, `\n\r\n`) in `buf`, or -1 (native search). */
+function lastBoundaryEnd(buf: Buffer): number {
+  const lf = buf.lastIndexOf('\n\n');
+  const crlf = buf.lastIndexOf('\n\r\n');
+  return Math.max(lf >= 0 ? lf + 2 : -1, crlf >= 0 ? crlf + 3 : -1);
+}
+
+/** A blank line split across the end of `prev` and the start of `next`: index in `next` just after it, or -1. */
+function joinBoundaryEnd(prev: Buffer, next: Buffer): number {
+  const p1 = prev[prev.length - 1];
+  const p2 = prev[prev.length - 2];
+  if (p1 === LF && next[0] === LF) return 1;
+  if (p1 === LF && next[0] === CR && next[1] === LF) return 2;
+  if (p1 === CR && p2 === LF && next[0] === LF) return 1;
+  return -1;
+}
