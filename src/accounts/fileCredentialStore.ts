@@ -18,7 +18,8 @@ export class FileCredentialStore implements CredentialStore {
   constructor(readonly file: string) {}
 
   async get(label: string): Promise<Credentials | undefined> {
-    return (await this.read()).accounts[label];
+    const accounts = (await this.read()).accounts;
+    return Object.prototype.hasOwnProperty.call(accounts, label) ? accounts[label] : undefined;
   }
 
   async labels(): Promise<string[]> {
@@ -55,14 +56,21 @@ export class FileCredentialStore implements CredentialStore {
     try {
       text = await fs.readFile(this.file, 'utf8');
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, accounts: {} };
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, accounts: Object.create(null) as Record<string, Credentials> };
       throw err;
     }
-    const parsed = JSON.parse(text) as Partial<FileShape>;
+    let parsed: Partial<FileShape>;
+    try {
+      parsed = JSON.parse(text) as Partial<FileShape>;
+    } catch {
+      // JSON.parse's message quotes the text around the error, which may be a token.
+      throw new Error(`credential store ${this.file} is not valid JSON; fix it or move it away`);
+    }
     if (!parsed || typeof parsed !== 'object' || typeof parsed.accounts !== 'object' || parsed.accounts === null) {
       throw new Error(`credential store ${this.file} is not in the expected format`);
     }
-    return { version: 1, accounts: parsed.accounts };
+    // A prototype-less map: a label can never reach Object.prototype.
+    return { version: 1, accounts: Object.assign(Object.create(null) as Record<string, Credentials>, parsed.accounts) };
   }
 }
 

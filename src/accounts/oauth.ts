@@ -16,7 +16,11 @@ export interface TokenGrant {
   expiresAtMs?: number;
 }
 
-/** Why a refresh failed. `invalid_grant` means the refresh token is dead or superseded. */
+/**
+ * Why a refresh failed. `invalid_grant` (refresh token dead or superseded) and
+ * `rejected` (the endpoint refused in OAuth terms) need a person; `network`
+ * covers every transient failure of the endpoint itself.
+ */
 export type RefreshFailure = 'invalid_grant' | 'no_refresh_token' | 'rejected' | 'network';
 
 export class RefreshError extends Error {
@@ -54,18 +58,24 @@ export function oauthRefresher(tokenUrl: string, now: () => number = Date.now, t
     }
     let json: Record<string, unknown> = {};
     try {
-      json = JSON.parse(text) as Record<string, unknown>;
+      const parsed = JSON.parse(text) as unknown;
+      if (parsed && typeof parsed === 'object') json = parsed as Record<string, unknown>;
     } catch {
-      /* reported below by status */
+      /* judged below */
     }
-    if (status >= 400 || typeof json.access_token !== 'string') {
-      const code = typeof json.error === 'string' ? json.error : `HTTP ${status}`;
-      throw new RefreshError(code === 'invalid_grant' ? 'invalid_grant' : 'rejected', `token refresh failed: ${code}`);
+    const oauthError = typeof json.error === 'string' ? json.error : undefined;
+    if (oauthError === 'invalid_grant') throw new RefreshError('invalid_grant', 'token refresh failed: invalid_grant');
+    // The endpoint refused this client's request in OAuth terms: a person must act.
+    if (oauthError && status >= 400 && status < 500 && status !== 429) throw new RefreshError('rejected', `token refresh failed: ${oauthError}`);
+    // Anything else — 5xx, 429, an HTML page, a 200 without a usable token — is the endpoint's
+    // trouble, not the account's: transient, and the stored token is kept.
+    if (status >= 400 || typeof json.access_token !== 'string' || json.access_token.length < 8) {
+      throw new RefreshError('network', `token endpoint answered ${status >= 400 ? `HTTP ${status}` : 'without a usable token'}`);
     }
-    const expiresIn = typeof json.expires_in === 'number' ? json.expires_in : undefined;
+    const expiresIn = typeof json.expires_in === 'number' && json.expires_in > 0 ? json.expires_in : undefined;
     return {
       accessToken: json.access_token,
-      refreshToken: typeof json.refresh_token === 'string' ? json.refresh_token : undefined,
+      refreshToken: typeof json.refresh_token === 'string' && json.refresh_token.length >= 8 ? json.refresh_token : undefined,
       expiresAtMs: expiresIn !== undefined ? now() + expiresIn * 1000 : undefined,
     };
   };

@@ -12,11 +12,15 @@ import { RefreshError, type TokenRefresher } from './oauth';
 
 /** Refresh proactively when the token expires within this long (ms). */
 export const REFRESH_SKEW_MS = 5 * 60_000;
+/** After a failed proactive refresh, wait this long before the next one (ms). */
+export const REFRESH_BACKOFF_MS = 60_000;
 
 export class TokenManager {
   private readonly refreshing = new Map<string, Promise<Credentials>>();
   /** Last credentials seen per account; the hot path reads this, refreshes re-read the store. */
   private readonly cache = new Map<string, Credentials>();
+  /** When the last proactive refresh of an account failed, epoch ms. */
+  private readonly failedAt = new Map<string, number>();
 
   constructor(
     private readonly store: CredentialStore,
@@ -25,8 +29,11 @@ export class TokenManager {
   ) {}
 
   /**
-   * The credentials to use for a request now: refreshed first when the access
-   * token is about to expire and a refresh token exists.
+   * The credentials to use for a request now. A token that expires within
+   * REFRESH_SKEW_MS but is still valid is used at once while a refresh runs in
+   * the background (a slow token endpoint never delays a request that does not
+   * need it); only an already expired token waits for the refresh. After a
+   * failed background refresh the next one waits REFRESH_BACKOFF_MS.
    * @throws RefreshError('no_refresh_token') when the account has no credentials at all
    */
   async current(label: string): Promise<Credentials> {
@@ -36,14 +43,14 @@ export class TokenManager {
       if (stored) this.cache.set(label, stored);
     }
     if (!stored) throw new RefreshError('no_refresh_token', `account ${label} has no credentials`);
-    if (stored.refreshToken && stored.expiresAtMs !== undefined && stored.expiresAtMs - this.now() < REFRESH_SKEW_MS) {
-      try {
-        return await this.refresh(label, stored.accessToken);
-      } catch (err) {
-        // Still valid for a moment? Use it rather than fail the request.
-        if (stored.expiresAtMs > this.now()) return stored;
-        throw err;
-      }
+    const now = this.now();
+    if (!stored.refreshToken || stored.expiresAtMs === undefined || stored.expiresAtMs - now >= REFRESH_SKEW_MS) return stored;
+    if (stored.expiresAtMs <= now) return this.refresh(label, stored.accessToken);
+    if (now - (this.failedAt.get(label) ?? -Infinity) >= REFRESH_BACKOFF_MS) {
+      this.refresh(label, stored.accessToken).then(
+        () => this.failedAt.delete(label),
+        () => this.failedAt.set(label, this.now()),
+      );
     }
     return stored;
   }

@@ -10,8 +10,10 @@ import { FileCredentialStore } from '../accounts/fileCredentialStore';
 import { claudeCodeCredentialsPath, readClaudeCodeLogin } from '../accounts/claudeCodeLogin';
 import { configFromArgs, UsageError } from './args';
 import { resolveAccounts, stateDirOf } from './runtime';
+import { RESERVED_LABELS } from '../config/schema';
 
 const LABEL = /^[^\u0000-\u001f\u007f]{1,64}$/;
+const validLabel = (l: string) => LABEL.test(l) && l.trim().length > 0 && !RESERVED_LABELS.has(l);
 
 export async function runAccounts(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
@@ -47,7 +49,7 @@ export async function runAccounts(argv: string[]): Promise<number> {
     }
     case 'add': {
       const label = values.label;
-      if (!label || !LABEL.test(label)) throw new UsageError('--label <name> is required (1–64 characters, no control characters)');
+      if (!label || !validLabel(label)) throw new UsageError('--label <name> is required (1–64 characters, no control characters)');
       const token = values['api-key'] ?? values['access-token'];
       if (!token || (values['api-key'] && values['access-token'])) throw new UsageError('give exactly one of --access-token or --api-key');
       let expiresAtMs: number | undefined;
@@ -65,7 +67,7 @@ export async function runAccounts(argv: string[]): Promise<number> {
       const file = values['credentials-file'] ?? claudeCodeCredentialsPath();
       const login = await readClaudeCodeLogin(file);
       const label = values.label ?? `claude-code${login.subscriptionType ? `-${login.subscriptionType}` : ''}`;
-      if (!LABEL.test(label)) throw new UsageError('--label: 1–64 characters, no control characters');
+      if (!validLabel(label)) throw new UsageError('--label: 1–64 characters, no control characters');
       await store.set(label, { accessToken: login.accessToken, refreshToken: login.refreshToken, expiresAtMs: login.expiresAtMs });
       await registry.upsert({ label, kind: 'oauth', fallback: false, enabled: true });
       process.stdout.write(

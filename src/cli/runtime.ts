@@ -21,7 +21,7 @@ import { RouterState } from '../proxy/routerState';
 import { listen, type ProxyServer } from '../proxy/server';
 import { persistState, type StatePersistence } from '../proxy/statePersistence';
 import { defaultStateDir, expandHome, loadOrCreateClientKey, runtimeFile } from './stateDir';
-import { rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 
 export interface StartOptions {
   config: ConfigInput;
@@ -85,6 +85,11 @@ export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
   const now = opts.now ?? Date.now;
   const { config, log } = opts;
   const stateDir = stateDirOf(config, env);
+  try {
+    mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    throw new Error(`state-dir ${stateDir} cannot be used: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
   const store = new FileCredentialStore(path.join(stateDir, 'credentials.json'));
   const registry = new AccountRegistry(path.join(stateDir, 'accounts.json'));
   const clientKey = config.clientKey ?? loadOrCreateClientKey(stateDir);
@@ -93,6 +98,9 @@ export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
     const { accounts, seeds } = await resolveAccounts(c, registry);
     const seeded = await seedCredentials(store, seeds);
     if (seeded.length) log.info(`accounts: stored credentials from the config file for ${seeded.join(', ')}`);
+    // New credentials from the file lift a sign-in flag (the state may not exist yet at start).
+    for (const label of seeded) stateRef?.clearNeedsSignIn(label);
+    if (!stateRef) pendingSeeded.push(...seeded);
     return {
       policy: policyFrom(c.routing, env),
       accounts,
@@ -100,10 +108,14 @@ export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
     };
   };
 
+  let stateRef: RouterState | undefined;
+  const pendingSeeded: string[] = [];
   const runtime = await runtimeFor(config);
   const state = new RouterState(runtime.policy.sessionAffinityIdleTtlMs);
   const { restored, saver } = persistState(state, path.join(stateDir, 'router-state.json'), now);
   if (restored) log.info('state: restored bindings, cooldowns and quota snapshots');
+  for (const label of pendingSeeded) state.clearNeedsSignIn(label);
+  stateRef = state;
   const decisions = new DecisionLog({ dir: stateDir, now, onError: (e) => log.warn(`decision log: ${e.message}`) });
   const tokens = new TokenManager(store, oauthRefresher(config.upstream?.tokenUrl ?? DEFAULT_SERVER_SETTINGS.tokenUrl, now), now);
   const engine = new RouterEngine({
@@ -145,6 +157,12 @@ export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
       file,
       async (next) => {
         try {
+          // A rotated client key takes effect at once (the old one stops working).
+          const key = next.clientKey ?? loadOrCreateClientKey(stateDir);
+          if (key !== engine.clientKey) {
+            engine.setClientKey(key);
+            log.info('config: the local client key changed; clients need the new key');
+          }
           engine.applyConfig(await runtimeFor(next), routingSources(next, file, env));
         } catch (err) {
           engine.reportReloadError((err as Error).message);

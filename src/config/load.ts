@@ -62,16 +62,29 @@ function complexKey(doc: Document, text: string): string | undefined {
 export function parseConfigText(text: string): LoadResult {
   let data: unknown;
   try {
-    const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
-    if (doc.errors.length > 0) return { ok: false, error: `YAML: ${doc.errors[0].message}` };
+    const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true });
+    if (doc.errors.length > 0) return { ok: false, error: yamlErrorText(doc.errors[0], text) };
     const badKey = complexKey(doc, text);
     if (badKey) return { ok: false, error: `YAML: ${badKey}` };
     // toJS throws on an unresolved alias (`*a` without `&a`) and on an alias bomb.
     data = doc.toJS();
   } catch (err) {
-    return { ok: false, error: `YAML: ${err instanceof Error ? err.message : String(err)}` };
+    // The library's messages can quote the source (and a token on that line): name the kind only.
+    const kind = err instanceof Error && /alias/i.test(err.message) ? 'an alias that cannot be resolved, or too many aliases' : 'data that cannot be read';
+    return { ok: false, error: `YAML: ${kind}` };
   }
   return validateConfig(data);
+}
+
+/**
+ * A YAML syntax error as line and column only. The library's own message
+ * quotes the offending source line, which may hold a token.
+ */
+function yamlErrorText(err: { code: string; pos: [number, number] }, text: string): string {
+  const upTo = text.slice(0, err.pos[0]);
+  const line = upTo.split('\n').length;
+  const column = err.pos[0] - upTo.lastIndexOf('\n');
+  return `YAML syntax error at line ${line}, column ${column} (${err.code.toLowerCase().replace(/_/g, ' ')})`;
 }
 
 /** Reads and validates a config file. A missing or unreadable file is an error result. */

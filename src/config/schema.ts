@@ -36,11 +36,16 @@ export const routingSchema = z.strictObject({
 });
 export type RoutingInput = z.infer<typeof routingSchema>;
 
+/** Names that would collide with object internals wherever a label becomes a key. */
+export const RESERVED_LABELS = new Set(['__proto__', 'constructor', 'prototype']);
+
 const labelSchema = z
   .string()
   .min(1)
   .max(64)
-  .regex(/^[^\u0000-\u001f\u007f]+$/, 'must not contain control characters');
+  .regex(/^[^\u0000-\u001f\u007f]+$/, 'must not contain control characters')
+  .refine((l) => l.trim().length > 0, 'must not be blank')
+  .refine((l) => !RESERVED_LABELS.has(l), 'is a reserved name');
 
 /** One `accounts:` entry. Tokens here only seed the credential store. */
 export const accountSchema = z
@@ -65,11 +70,15 @@ export const configSchema = z.strictObject({
     .optional(),
   upstream: z
     .strictObject({
-      baseUrl: z.url().optional(),
-      tokenUrl: z.url().optional(),
+      baseUrl: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).optional(),
+      tokenUrl: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).optional(),
     })
     .optional(),
-  clientKey: z.string().min(16, 'must be at least 16 characters').optional(),
+  clientKey: z
+    .string()
+    .min(16, 'must be at least 16 characters')
+    .refine((k) => k === k.trim() && !/\s/.test(k), 'must not contain spaces')
+    .optional(),
   stateDir: z.string().min(1).optional(),
   accounts: z
     .array(accountSchema)

@@ -73,6 +73,8 @@ export interface AttemptOutcome {
   outcome: DecisionOutcome | 'exhausted';
   /** Some usable account was skipped only because it was at `max-inflight-per-account`. */
   cappedOut?: boolean;
+  /** The answer was a server-sent-event stream. */
+  streamed: boolean;
   status: number;
   servedBy: PlanAccount | null;
   attempts: AttemptRecord[];
@@ -88,7 +90,7 @@ interface HeldResponse {
 }
 
 type Step =
-  | { next: 'served'; status: number; outcome: DecisionOutcome; usage: UsageRecord | null }
+  | { next: 'served'; status: number; outcome: DecisionOutcome; usage: UsageRecord | null; streamed: boolean }
   | { next: 'rotate'; held?: HeldResponse }
   | { next: 'return'; held: HeldResponse }
   | { next: 'abort' };
@@ -103,7 +105,7 @@ export async function runAttempts(r: AttemptRequest, s: AttemptServices): Promis
   let cappedOut = false;
 
   for (const account of r.order) {
-    if (r.signal.aborted) return { outcome: 'client_abort', status: 499, servedBy: null, attempts, usage: null };
+    if (r.signal.aborted) return { outcome: 'client_abort', status: 499, servedBy: null, attempts, usage: null, streamed: false };
     if (!s.usableNow(account.id)) continue;
     const cap = r.policy.maxInflightPerAccount;
     if (r.countLeases && cap > 0 && !account.fallback && s.state.leases.inflight(account.id) >= cap) {
@@ -118,8 +120,8 @@ export async function runAttempts(r: AttemptRequest, s: AttemptServices): Promis
     } finally {
       lease?.release();
     }
-    if (step.next === 'served') return { outcome: step.outcome, status: step.status, servedBy: account, attempts, usage: step.usage };
-    if (step.next === 'abort') return { outcome: 'client_abort', status: 499, servedBy: null, attempts, usage: null };
+    if (step.next === 'served') return { outcome: step.outcome, status: step.status, servedBy: account, attempts, usage: step.usage, streamed: step.streamed };
+    if (step.next === 'abort') return { outcome: 'client_abort', status: 499, servedBy: null, attempts, usage: null, streamed: false };
     if (step.next === 'return') {
       held = step.held;
       break;
@@ -146,9 +148,9 @@ export async function runAttempts(r: AttemptRequest, s: AttemptServices): Promis
   const poolExhausted = held?.status === 429 && !r.order.some((a) => s.usableNow(a.id));
   if (held && !poolExhausted && !r.res.headersSent) {
     relayHeld(r.res, held);
-    return { outcome: held.status >= 500 ? 'upstream_error' : 'client_error', status: held.status, servedBy: null, attempts, usage: null };
+    return { outcome: held.status >= 500 ? 'upstream_error' : 'client_error', status: held.status, servedBy: null, attempts, usage: null, streamed: false };
   }
-  return { outcome: 'exhausted', cappedOut, status: 429, servedBy: null, attempts, usage: null };
+  return { outcome: 'exhausted', cappedOut, status: 429, servedBy: null, attempts, usage: null, streamed: false };
 }
 
 function relayHeld(res: ServerResponse, held: HeldResponse): void {
@@ -298,7 +300,7 @@ async function relayJson(
   delete headers['content-length'];
   r.res.writeHead(up.statusCode, { ...headers, [ACCOUNT_HEADER]: account.id, 'content-length': String(body.length) });
   r.res.end(body);
-  return { next: 'served', status: up.statusCode, outcome: 'success', usage: usage ?? null };
+  return { next: 'served', status: up.statusCode, outcome: 'success', usage: usage ?? null, streamed: false };
 }
 
 /** Usage from a JSON answer: null when it has none, undefined when the body is not JSON. */
@@ -434,7 +436,7 @@ async function relayStream(
   } catch (err) {
     if (r.signal.aborted) {
       record('client_abort');
-      return committed ? { next: 'served', status: up.statusCode, outcome: 'client_abort', usage } : { next: 'abort' };
+      return committed ? { next: 'served', status: up.statusCode, outcome: 'client_abort', usage, streamed: true } : { next: 'abort' };
     }
     if (!committed) {
       record('stream_failed');
@@ -458,5 +460,5 @@ async function relayStream(
   }
   record(outcome === 'success' ? 'success' : outcome);
   r.res.end();
-  return { next: 'served', status: up.statusCode, outcome, usage };
+  return { next: 'served', status: up.statusCode, outcome, usage, streamed: true };
 }

@@ -67,7 +67,7 @@ export class RouterEngine {
   private readonly tokens: TokenManager;
   private readonly decisions: DecisionSink;
   private readonly log: Logger;
-  private readonly clientKey: string;
+  private key: string;
   private readonly now: () => number;
   private readonly dispatcher: Dispatcher;
   private readonly ownsDispatcher: boolean;
@@ -81,7 +81,7 @@ export class RouterEngine {
     this.tokens = opts.tokens;
     this.decisions = opts.decisions;
     this.log = opts.log;
-    this.clientKey = opts.clientKey;
+    this.key = opts.clientKey;
     this.now = opts.now ?? Date.now;
     this.ownsDispatcher = !opts.dispatcher;
     this.dispatcher = opts.dispatcher ?? createUpstreamAgent();
@@ -115,6 +115,16 @@ export class RouterEngine {
     this.tokens.invalidate();
     this.state.changed();
     this.log.info(`config: generation ${this.configStatus.generation} active`);
+  }
+
+  /** The local client key requests must carry. */
+  get clientKey(): string {
+    return this.key;
+  }
+
+  /** Replaces the local client key (a rotation); requests with the old key are refused from now on. */
+  setClientKey(key: string): void {
+    this.key = key;
   }
 
   /** Records a rejected reload; the running configuration stays. */
@@ -152,7 +162,7 @@ export class RouterEngine {
       res.end();
       return;
     }
-    if (!checkClientKey(req, this.clientKey)) {
+    if (!checkClientKey(req, this.key)) {
       req.resume();
       return sendAnthropicError(res, 401, 'authentication_error', 'Claude Router: missing or wrong local client key.');
     }
@@ -184,6 +194,8 @@ export class RouterEngine {
 
     let body: Buffer;
     try {
+      const declared = Number(req.headers['content-length']);
+      if (/100-continue/i.test(String(req.headers.expect ?? '')) && !(declared > MAX_BODY_BYTES)) res.writeContinue();
       body = await readBody(req, MAX_BODY_BYTES);
     } catch (err) {
       if (err instanceof BodyTooLargeError) {
@@ -267,7 +279,7 @@ export class RouterEngine {
       sessionId: info.sessionId,
       path: url.split('?')[0],
       model: info.model,
-      stream: info.stream ?? false,
+      stream: info.stream ?? result.streamed,
       ...planToRecordFields(plan, config.policy),
       servedBy: result.servedBy?.id ?? null,
       servedByFallback: result.servedBy?.fallback ?? false,
@@ -363,7 +375,9 @@ export class RouterEngine {
       now,
     );
     this.log.warn(answer.message);
-    sendAnthropicError(res, 429, 'rate_limit_error', answer.message, { ...answer.windowHeaders, 'retry-after': String(answer.retryAfterS) });
+    const headers: Record<string, string> = { ...answer.windowHeaders };
+    if (answer.retryAfterS !== undefined) headers['retry-after'] = String(answer.retryAfterS);
+    sendAnthropicError(res, answer.status, answer.type, answer.message, headers);
   }
 
   private logPolicyError(signature: string): void {

@@ -56,12 +56,24 @@ export function noUsableAccountAnswer(accounts: readonly RecoveryInput[], now: n
   const recoveries = accounts.map((a) => recoveryOf(a, now)).sort((x, y) => (x.atMs < y.atMs ? -1 : x.atMs > y.atMs ? 1 : 0));
   const first = recoveries[0];
   if (!first || !Number.isFinite(first.atMs)) {
+    const signIn = recoveries.filter((r) => r.what === 'needs sign-in').map((r) => `"${r.label}"`);
+    if (accounts.length > 0 && signIn.length === accounts.length) {
+      return {
+        status: 401,
+        type: 'authentication_error' as const,
+        retryAfterS: undefined,
+        windowHeaders: {},
+        message: `Claude Router: every account needs sign-in (${signIn.join(', ')}). Sign in again from the Claude Router view, or update the tokens in the config file.`,
+      };
+    }
     const why = accounts.length === 0 ? 'No accounts are configured or enabled.' : 'Every account needs sign-in or has no known reset.';
-    return { retryAfterS: 60, windowHeaders: {}, message: `Claude Router: no usable account. ${why}` };
+    return { status: 429, type: 'rate_limit_error' as const, retryAfterS: 60, windowHeaders: {}, message: `Claude Router: no usable account. ${why}` };
   }
   const retryAfterS = Math.max(1, Math.ceil((first.atMs - now) / 1000));
   const when = new Date(first.atMs).toISOString();
   return {
+    status: 429,
+    type: 'rate_limit_error' as const,
     retryAfterS,
     windowHeaders: unifiedHeadersFor(first),
     message:

@@ -1,6 +1,6 @@
 /**
- * The HTTP listener around a request handler (a RouterEngine's `handle`). Loopback only; long streams allowed
- * (no request timeout), slow-loris heads are not.
+ * The HTTP listener around a request handler (a RouterEngine's `handle`).
+ * Loopback only; long responses allowed, requests that never finish arriving are not.
  */
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -23,7 +23,18 @@ const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
  */
 export function listen(handler: http.RequestListener, host: string, port: number): Promise<ProxyServer> {
   if (!LOOPBACK.has(host)) return Promise.reject(new Error(`refusing to listen on ${host}: loopback only`));
-  const server = http.createServer({ requestTimeout: 0, headersTimeout: 60_000, keepAliveTimeout: 65_000 }, handler);
+  // requestTimeout bounds receiving the request (a body that never completes), not the
+  // response: long streams are unaffected.
+  const server = http.createServer({ requestTimeout: 120_000, headersTimeout: 60_000, keepAliveTimeout: 65_000 }, handler);
+  // `Expect: 100-continue` goes through the same checks; the engine sends 100 only once it reads the body.
+  server.on('checkContinue', handler);
+  // Requests Node cannot even parse still get an Anthropic-shaped answer.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable || (err.code === 'ECONNRESET')) return void socket.destroy();
+    const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+    const body = JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: `Claude Router could not parse the request (${err.code ?? 'bad request'}).` } });
+    socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  });
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

@@ -20,7 +20,9 @@ function clean(value: unknown): string | null {
 /** Session id from request headers (`x-claude-code-session-id`), or null. */
 export function sessionIdFromHeaders(headers: Record<string, string | string[] | undefined>): string | null {
   const h = headers['x-claude-code-session-id'];
-  return clean(Array.isArray(h) ? h[0] : h);
+  // Node joins a repeated header with ", ": the first one counts.
+  const first = Array.isArray(h) ? h[0] : h?.split(',')[0];
+  return clean(first);
 }
 
 const LEGACY = /^user_[0-9a-f]+_account_[0-9a-f-]*_session_([0-9a-f-]+)$/i;

@@ -29,6 +29,14 @@ const DROP = new Set([
   'x-claude-router-key',
   'accept-encoding',
   'expect',
+  // Nothing about the client's machine goes upstream.
+  'referer',
+  'forwarded',
+  'x-forwarded-for',
+  'x-forwarded-host',
+  'x-forwarded-proto',
+  'x-real-ip',
+  'via',
 ]);
 
 /**
@@ -40,8 +48,10 @@ const DROP = new Set([
  */
 export function upstreamHeaders(client: IncomingHttpHeaders, kind: AccountKind, token: string): Record<string, string> {
   const out: Record<string, string> = {};
+  // Headers the client named in `Connection` are hop-by-hop too.
+  const hop = new Set(String(client.connection ?? '').toLowerCase().split(',').map((h) => h.trim()));
   for (const [name, value] of Object.entries(client)) {
-    if (value === undefined || DROP.has(name)) continue;
+    if (value === undefined || DROP.has(name) || hop.has(name)) continue;
     out[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   const betas = (out['anthropic-beta'] ?? '')

@@ -118,9 +118,9 @@ function exhaustion(snap: QuotaSnapshot, nowMs: number, model: string | undefine
  *   rejected window wins over `retry-after`); `retry-after` → `throttle` with its duration in ms;
  *   no `anthropic-ratelimit-*` header at all → `request_scoped`; rate-limit headers without a
  *   rejection and without `retry-after` → `throttle` of {@link DEFAULT_THROTTLE_MS} (10 s);
- * - 401 → `unauthorized`; 403 → `forbidden`; other 4xx → `client_error`;
+ * - 401 → `unauthorized`; 403 → `forbidden`; other 4xx and 3xx → `client_error` (returned);
  * - 5xx → `server_error` (`retryAfterMs` if `retry-after` is given); any other status
- *   (1xx, 3xx, 0, ≥ 600, not an integer) → `server_error` as an unexpected upstream answer.
+ *   (1xx, 0, ≥ 600, not an integer) → `server_error` as an unexpected upstream answer.
  *
  * Never throws.
  */
@@ -146,6 +146,8 @@ export function classifyResponse(input: ClassifyInput): ResponseClass {
   if (status === 401) return { kind: 'unauthorized' };
   if (status === 403) return { kind: 'forbidden' };
   if (Number.isInteger(status) && status >= 400 && status <= 499) return { kind: 'client_error' };
+  // A redirect is deterministic, not transient: return it rather than cool the account.
+  if (Number.isInteger(status) && status >= 300 && status <= 399) return { kind: 'client_error' };
   return retryAfterMs === undefined ? { kind: 'server_error' } : { kind: 'server_error', retryAfterMs };
 }
 

@@ -8,6 +8,7 @@ import * as vscode from 'vscode';
 import { claudeCodeCredentialsPath, readClaudeCodeLogin } from '../accounts/claudeCodeLogin';
 import { exchangeCode, startPkceLogin } from '../accounts/oauthLogin';
 import type { AccountInfo, Credentials } from '../accounts/types';
+import { RESERVED_LABELS } from '../config/schema';
 import type { RouterService } from './routerService';
 
 const LABEL = /^[^\u0000-\u001f\u007f]{1,64}$/;
@@ -31,8 +32,8 @@ async function askLabel(service: RouterService, value: string, exclude?: string)
     prompt: 'A name for this account, shown in the views and the decision log',
     value,
     validateInput: (v) =>
-      !LABEL.test(v.trim())
-        ? '1–64 characters, no control characters'
+      !LABEL.test(v.trim()) || RESERVED_LABELS.has(v.trim())
+        ? '1–64 characters, no control characters, not a reserved name'
         : service.accounts.get(v.trim()) && v.trim() !== exclude
           ? 'an account with this name exists'
           : undefined,

@@ -125,6 +125,16 @@ describe('routing policies through the built CLI', function () {
     await ok.body.text();
   });
 
+  it('a new client-key in the file takes effect on reload: the old key stops working', async () => {
+    await start('');
+    const probe = (key: string) => request(`${url}/status`, { headers: { 'x-claude-router-key': key } }).then(async (r) => (await r.body.text(), r.statusCode));
+    assert.equal(await probe(KEY), 200);
+    const NEW = 'policy-cli-rotated-key-987654321';
+    writeFileSync(file, yaml('').replace(`client-key: "${KEY}"`, `client-key: "${NEW}"`));
+    await eventually(async () => (await probe(NEW)) === 200, 4000, 'the new key');
+    assert.equal(await probe(KEY), 401);
+  });
+
   it('spreads a burst of 14 new sessions with spill-inflight and keeps each session where it landed', async () => {
     await start('routing:\n  session-affinity: true\n  spill-inflight: 5\n', { sseIntervalMs: 40, sseDeltaCount: 10 });
     const turn = async (session: string) => {

@@ -4,6 +4,7 @@
  */
 import { strict as assert } from 'node:assert';
 import * as http from 'node:http';
+import * as net from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -14,11 +15,21 @@ import { callRouter, messagesBody, routerStatus, type Harness } from '../support
 
 type Handler = (account: string, req: http.IncomingMessage, res: http.ServerResponse) => void;
 
-async function withUpstream(handler: Handler, run: (h: Harness, hits: string[]) => Promise<void>): Promise<void> {
+async function withUpstream(
+  handler: Handler,
+  run: (h: Harness, hits: string[], seen: http.IncomingHttpHeaders[]) => Promise<void>,
+  opts: { token?: (res: http.ServerResponse) => void; accounts?: Array<{ label: string; accessToken: string; refreshToken?: string; expiresAt?: number }> } = {},
+): Promise<void> {
   const hits: string[] = [];
+  const seen: http.IncomingHttpHeaders[] = [];
   const upstream = http.createServer((req, res) => {
+    if (req.url === '/token') {
+      req.resume();
+      return req.on('end', () => (opts.token ? opts.token(res) : res.writeHead(500).end()));
+    }
     const account = String(req.headers.authorization ?? '').replace('Bearer tok-', '');
     hits.push(account);
+    seen.push(req.headers);
     req.resume();
     req.on('end', () => handler(account, req, res));
   });
@@ -33,13 +44,13 @@ async function withUpstream(handler: Handler, run: (h: Harness, hits: string[]) 
         upstream: { baseUrl: url, tokenUrl: `${url}/token` },
         stateDir,
         clientKey: 'upstream-faults-key-0123',
-        accounts: ['a', 'b'].map((l) => ({ label: l, accessToken: `tok-${l}` })),
+        accounts: opts.accounts ?? ['a', 'b'].map((l) => ({ label: l, accessToken: `tok-${l}` })),
       },
       log: silentLogger,
       pollUsage: false,
       env: {},
     });
-    await run({ router, sim: undefined as never, stateDir, close: async () => undefined, decisions: () => [] }, hits);
+    await run({ router, sim: undefined as never, stateDir, close: async () => undefined, decisions: () => [] }, hits, seen);
   } finally {
     await router?.close();
     upstream.closeAllConnections();
@@ -132,6 +143,82 @@ describe('upstream faults beyond the fake upstream', () => {
       async (h) => {
         const r = await callRouter(h, { session: 's', body: messagesBody({ stream: true }) });
         assert.deepEqual(r.events, ['message_start', 'message_delta', 'message_stop']);
+      },
+    );
+  });
+
+  it('a token endpoint outage cools the account briefly and never asks for a new sign-in', async () => {
+    const accounts = [
+      { label: 'a', accessToken: 'tok-a', refreshToken: 'ref-a-0123456789' },
+      { label: 'b', accessToken: 'tok-b' },
+    ];
+    await withUpstream(
+      (account, _req, res) => {
+        if (account === 'a') {
+          res.writeHead(401, { 'content-type': 'application/json' });
+          return void res.end('{"type":"error","error":{"type":"authentication_error","message":"OAuth token has expired."}}');
+        }
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"type":"message","content":[],"usage":{"input_tokens":1,"output_tokens":1}}');
+      },
+      async (h) => {
+        const r = await callRouter(h, { session: 's' });
+        assert.equal(r.status, 200);
+        assert.equal(r.headers['x-claude-router-account'], 'b');
+        const a = (await routerStatus(h)).accounts.find((x: any) => x.label === 'a');
+        assert.equal(a.needsSignIn, false, 'a 503 from the token endpoint is not a dead account');
+        assert.equal(a.coolingReason, 'server_error');
+      },
+      { accounts, token: (res) => res.writeHead(503, { 'content-type': 'text/html' }).end('<html>maintenance</html>') },
+    );
+  });
+
+  it('serves with a still-valid token while a slow refresh runs in the background', async () => {
+    const accounts = [{ label: 'a', accessToken: 'tok-a', refreshToken: 'ref-a-0123456789', expiresAt: Date.now() + 120_000 }];
+    await withUpstream(
+      (_a, _req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"type":"message","content":[],"usage":{"input_tokens":1,"output_tokens":1}}');
+      },
+      async (h) => {
+        const t0 = Date.now();
+        const r = await callRouter(h, { session: 's' });
+        assert.equal(r.status, 200);
+        assert.ok(Date.now() - t0 < 2_000, `answered in ${Date.now() - t0} ms, not after the token endpoint`);
+      },
+      { accounts, token: () => undefined /* never answers */ },
+    );
+  });
+
+  it('forwards only the first of two session headers and nothing about the client machine', async () => {
+    await withUpstream(
+      (_a, _req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"type":"message","content":[],"usage":{"input_tokens":1,"output_tokens":1}}');
+      },
+      async (h, _hits, seen) => {
+        await callRouter(h, { headers: { 'x-claude-code-session-id': 'first', referer: 'http://x/', 'x-forwarded-for': '10.0.0.1', forwarded: 'for=1.2.3.4' } });
+        assert.equal(seen[0].referer, undefined);
+        assert.equal(seen[0]['x-forwarded-for'], undefined);
+        assert.equal(seen[0].forwarded, undefined);
+      },
+    );
+  });
+
+  it('answers a request Node cannot parse with an Anthropic-shaped 400', async () => {
+    await withUpstream(
+      (_a, _req, res) => res.end(),
+      async (h) => {
+        const { port } = new URL(h.router.url);
+        const text = await new Promise<string>((resolve, reject) => {
+          const sock = net.connect(Number(port), '127.0.0.1', () => sock.end('POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab'));
+          let out = '';
+          sock.on('data', (d) => (out += d));
+          sock.on('end', () => resolve(out));
+          sock.on('error', reject);
+        });
+        assert.match(text, /^HTTP\/1\.1 400/);
+        assert.equal(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)).error.type, 'invalid_request_error');
       },
     );
   });

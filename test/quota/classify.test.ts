@@ -217,10 +217,11 @@ describe('quota/classify classifyResponse', () => {
     }
   });
 
-  it('unexpected statuses → server_error', () => {
-    for (const status of [0, 101, 304, 600, NaN]) {
+  it('unexpected statuses → server_error; redirects are returned (client_error), never cool the account', () => {
+    for (const status of [0, 101, 600, NaN]) {
       assert.equal(classifyResponse({ status, headers: {}, nowMs: NOW }).kind, 'server_error', String(status));
     }
+    for (const status of [301, 302, 304]) assert.equal(classifyResponse({ status, headers: {}, nowMs: NOW }).kind, 'client_error', String(status));
   });
 
   it('never throws on a malformed body', () => {
