@@ -115,6 +115,8 @@ export class RouterEngine {
     this.tokens.invalidate();
     this.state.changed();
     this.log.info(`config: generation ${this.configStatus.generation} active`);
+    const primary = next.policy.primaryAccount;
+    if (primary !== undefined && !known.has(primary)) this.log.warn(`config: primary-account "${primary}" names no account; it has no effect`);
   }
 
   /** The local client key requests must carry. */
