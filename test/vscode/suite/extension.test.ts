@@ -1,0 +1,153 @@
+/**
+ * Runs inside the real extension host (code-server): activation, the proxy
+ * answering, SecretStorage round trips, settings → policy, the terminal
+ * environment of a new integrated terminal, and window takeover.
+ */
+import { strict as assert } from 'node:assert';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { ClaudeRouterApi } from '../../../src/vscode/extension';
+import { SharedProxy } from '../../../src/proxy/sharedProxy';
+import { silentLogger } from '../../../src/proxy/log';
+
+const EXTENSION_ID = 'claude-account-router.claude-account-router';
+
+async function api(): Promise<ClaudeRouterApi> {
+  const ext = vscode.extensions.getExtension<ClaudeRouterApi>(EXTENSION_ID);
+  assert.ok(ext, 'the extension is installed');
+  return ext.activate();
+}
+
+async function eventually<T>(fn: () => Promise<T | undefined> | T | undefined, ms = 8000, what = 'condition'): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function status(a: ClaudeRouterApi): Promise<any> {
+  const res = await fetch(`${a.url()}/status`, { headers: { 'x-claude-router-key': a.clientKey() } });
+  assert.equal(res.status, 200);
+  return res.json();
+}
+
+const routing = () => vscode.workspace.getConfiguration('claudeRouter.routing');
+
+describe('Claude Router in the extension host', function () {
+  this.timeout(30_000);
+
+  it('activates and serves the proxy on its loopback port', async () => {
+    const a = await api();
+    assert.equal(a.service.role.kind, 'leader');
+    const health = await fetch(`${a.url()}/health`);
+    assert.equal(health.status, 200);
+    const s = await status(a);
+    assert.equal(s.service, 'claude-router');
+    const denied = await fetch(`${a.url()}/status`);
+    assert.equal(denied.status, 401, 'the local key is required');
+  });
+
+  it('keeps tokens in SecretStorage only and shows the account in the pool', async () => {
+    const a = await api();
+    const token = 'sk-ant-oat01-extension-host-test-token';
+    await a.service.store.set('it-account', { accessToken: token, refreshToken: 'sk-ant-ort01-extension-host-test' });
+    await a.service.accounts.upsert({ label: 'it-account', kind: 'oauth', fallback: false, enabled: true });
+    assert.equal((await a.service.store.get('it-account'))?.accessToken, token, 'SecretStorage round trip');
+    const s = await eventually(async () => {
+      const st = await status(a);
+      return st.accounts.some((x: any) => x.label === 'it-account') ? st : undefined;
+    }, 8000, 'the account in /status');
+    assert.ok(!JSON.stringify(s).includes(token), 'no token in /status');
+    const settings = JSON.stringify(vscode.workspace.getConfiguration('claudeRouter'));
+    assert.ok(!settings.includes(token), 'no token in settings');
+    await a.service.accounts.remove('it-account');
+    await a.service.store.delete('it-account');
+    assert.equal(await a.service.store.get('it-account'), undefined);
+  });
+
+  it('applies a settings change live and keeps the last good policy on an invalid value', async () => {
+    const a = await api();
+    await routing().update('accountRanking', 'headroom-first', vscode.ConfigurationTarget.Global);
+    await eventually(async () => (await status(a)).policy.accountRanking === 'headroom-first', 8000, 'live change');
+    const good = await status(a);
+    assert.equal(good.config.sources['account-ranking'], 'setting claudeRouter.routing.accountRanking');
+
+    await routing().update('spillInflight', 500, vscode.ConfigurationTarget.Global);
+    const rejected = await eventually(async () => {
+      const st = await status(a);
+      return st.config.lastReloadError ? st : undefined;
+    }, 8000, 'the rejected value');
+    assert.match(rejected.config.lastReloadError, /claudeRouter\.routing\.spillInflight/);
+    assert.equal(rejected.policy.spillInflight, 0, 'the last good value stays');
+    assert.equal(rejected.policy.accountRanking, 'headroom-first');
+    assert.equal(rejected.config.generation, good.config.generation);
+
+    await routing().update('spillInflight', undefined, vscode.ConfigurationTarget.Global);
+    await routing().update('accountRanking', undefined, vscode.ConfigurationTarget.Global);
+    await eventually(async () => {
+      const st = await status(a);
+      return st.policy.accountRanking === 'expiry-first' && st.config.lastReloadError === null;
+    }, 8000, 'back to defaults');
+  });
+
+  it('gives a new integrated terminal the environment that points Claude Code at the proxy', async function () {
+    if (process.platform === 'win32') this.skip();
+    const a = await api();
+    const out = path.join(mkdtempSync(path.join(os.tmpdir(), 'router-term-')), 'env.txt');
+    const terminal = vscode.window.createTerminal({ name: 'router-env-test' });
+    try {
+      terminal.sendText(`printf '%s\\n%s\\n%s\\n' "$ANTHROPIC_BASE_URL" "$CLAUDE_CODE_OAUTH_TOKEN" "$CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC" > '${out}'`);
+      const text = await eventually(() => (existsSync(out) && readFileSync(out, 'utf8').split('\n').length >= 3 ? readFileSync(out, 'utf8') : undefined), 15_000, 'the terminal output');
+      const [url, key, traffic] = text.split('\n');
+      assert.equal(url, a.url());
+      assert.equal(key, a.clientKey());
+      assert.equal(traffic, '1');
+    } finally {
+      terminal.dispose();
+    }
+  });
+
+  it('a second proxy for the same port follows the first and takes over when it is disposed', async () => {
+    const a = await api();
+    const port = 40000 + Math.floor(Math.random() * 20000);
+    const opts = { host: '127.0.0.1', port, clientKey: a.clientKey(), log: silentLogger };
+    const first = new SharedProxy(opts);
+    const second = new SharedProxy(opts);
+    try {
+      first.setEngine(a.service.engine!);
+      second.setEngine(a.service.engine!);
+      assert.equal((await first.start()).kind, 'leader');
+      assert.equal((await second.start()).kind, 'follower');
+      await first.dispose();
+      await eventually(() => second.role.kind === 'leader', 8000, 'takeover');
+      assert.equal((await fetch(`http://127.0.0.1:${port}/health`)).status, 200);
+    } finally {
+      await second.dispose();
+      await first.dispose();
+    }
+  });
+
+  it('routes between simulated accounts when asked to, and goes back', async () => {
+    const a = await api();
+    await vscode.commands.executeCommand('claudeRouter.trySimulated');
+    const s = await eventually(async () => {
+      const st = await status(a);
+      return st.accounts.length === 3 && st.accounts.every((x: any) => x.session.used !== null) ? st : undefined;
+    }, 10_000, 'simulated accounts with utilisation');
+    assert.deepEqual(s.accounts.map((x: any) => x.label).sort(), ['personal', 'team', 'work']);
+    const res = await fetch(`${a.url()}/v1/messages?beta=true`, {
+      method: 'POST',
+      headers: { 'x-claude-router-key': a.clientKey(), 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'x-claude-code-session-id': 'sim-session' },
+      body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    assert.equal(res.status, 200);
+    assert.ok(['work', 'personal', 'team'].includes(res.headers.get('x-claude-router-account') ?? ''));
+    await vscode.commands.executeCommand('claudeRouter.stopSimulated');
+    assert.equal(a.service.simulated, false);
+  });
+});
