@@ -15,12 +15,32 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { REPO_ROOT, runExtensionTests } from './codeServer';
+import * as net from 'node:net';
+import { REPO_ROOT, runExtensionTests, writeQuietSettings } from './codeServer';
 import { parseShimArgs } from './codeShim';
 
 const extensionDevelopmentPath = path.resolve(process.env.CLAUDE_ROUTER_VSCODE_EXTENSION_PATH || REPO_ROOT);
 const extensionTestsPath = path.join(REPO_ROOT, 'out', 'test', 'vscode', 'suite', 'index.js');
 const shim = path.join(REPO_ROOT, 'scripts', 'code-shim.sh');
+
+/** A free loopback port, so the extension's proxy never meets a router already running here. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** A user-data folder whose settings put the proxy on a free port. */
+async function userDataWithFreePort(parent: string): Promise<string> {
+  const dir = path.join(parent, 'user-data');
+  writeQuietSettings(dir, { 'claudeRouter.port': await freePort() });
+  return dir;
+}
 
 function assertExtensionBuilt(): void {
   const pkg = JSON.parse(fs.readFileSync(path.join(extensionDevelopmentPath, 'package.json'), 'utf8')) as { main?: string };
@@ -38,8 +58,14 @@ describe('VS Code extension host (code-server + Chromium)', function () {
 
   it('runs the extension suite inside the real extension host with exit code 0', async () => {
     assertExtensionBuilt();
-    const code = await runExtensionTests({ extensionDevelopmentPath, extensionTestsPath, timeoutMs: 150_000 });
-    assert.equal(code, 0, 'the extension host suite failed: see the [vscode] lines above and test-artifacts/');
+    const temp = fs.mkdtempSync(path.join(os.tmpdir(), 'ext-host-'));
+    try {
+      const userDataDir = await userDataWithFreePort(temp);
+      const code = await runExtensionTests({ extensionDevelopmentPath, extensionTestsPath, timeoutMs: 150_000, userDataDir });
+      assert.equal(code, 0, 'the extension host suite failed: see the [vscode] lines above and test-artifacts/');
+    } finally {
+      fs.rmSync(temp, { recursive: true, force: true });
+    }
   });
 
   it('runs through @vscode/test-electron with scripts/code-shim.sh as the VS Code executable', async () => {
@@ -49,6 +75,7 @@ describe('VS Code extension host (code-server + Chromium)', function () {
     try {
       const workspace = path.join(temp, 'workspace');
       fs.mkdirSync(workspace);
+      const userDataDir = await userDataWithFreePort(temp);
       // skipExtensionDependencies: no attempt to download VS Code for extension dependencies
       // (an option of newer test-electron releases; 2.5 never downloads with vscodeExecutablePath).
       const options: Parameters<typeof runTests>[0] & { skipExtensionDependencies?: boolean } = {
@@ -56,9 +83,9 @@ describe('VS Code extension host (code-server + Chromium)', function () {
         extensionDevelopmentPath,
         extensionTestsPath,
         skipExtensionDependencies: true,
-        launchArgs: [workspace, `--user-data-dir=${path.join(temp, 'user-data')}`, `--extensions-dir=${path.join(temp, 'extensions')}`],
-        // The whole suite already ran above: here the smoke tests prove the plumbing.
-        extensionTestsEnv: { CLAUDE_ROUTER_VSCODE_GREP: process.env.CLAUDE_ROUTER_VSCODE_GREP || 'extension smoke' },
+        launchArgs: [workspace, `--user-data-dir=${userDataDir}`, `--extensions-dir=${path.join(temp, 'extensions')}`],
+        // The same suite as above, run the way @vscode/test-electron users run it.
+        extensionTestsEnv: process.env.CLAUDE_ROUTER_VSCODE_GREP ? { CLAUDE_ROUTER_VSCODE_GREP: process.env.CLAUDE_ROUTER_VSCODE_GREP } : {},
       };
       assert.equal(await runTests(options), 0);
     } finally {
