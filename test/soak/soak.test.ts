@@ -58,6 +58,7 @@ describe('soak: concurrent sessions with random faults and aborts', function () 
     const h = await startHarness(accounts(...LABELS), { sim: { sseDeltaCount: 6, maxRecords: 2000 } as never, routing: { sessionAffinity: true, spillInflight: 40 }, log });
     const counts = { requests: 0, complete: 0, anthropicErrors: 0, aborted: 0, faults: 0, spliced: 0, bad: 0 };
     const badSamples: string[] = [];
+    const errorBodies: string[] = [];
     const heapBefore = process.memoryUsage().heapUsed;
     try {
       const end = Date.now() + DURATION_MS;
@@ -100,6 +101,7 @@ describe('soak: concurrent sessions with random faults and aborts', function () 
           } catch {
             /* not JSON */
           }
+          if (!(okStream || okJson) && errorBodies.length < 5_000) errorBodies.push(r.text + JSON.stringify(r.headers));
           if (okStream || okJson) counts.complete++;
           else if (errStream || errJson) counts.anthropicErrors++;
           else if (abort) counts.aborted++;
@@ -143,10 +145,17 @@ describe('soak: concurrent sessions with random faults and aborts', function () 
       }
       const decisionText = JSON.stringify(decisions);
       const logs = logLines.join('\n');
+      const errors = errorBodies.join('\n');
       for (const secret of secrets) {
+        assert.ok(!errors.includes(secret), 'no token in an error answer');
         assert.ok(!decisionText.includes(secret), 'no token in the decision log');
         assert.ok(!logs.includes(secret), 'no token in the logs');
         assert.ok(!statusText.includes(secret), 'no token in /status');
+      }
+      // Every token the fake upstream ever issued has this shape, rotated ones included.
+      const tokenShape = /sk-ant-o[ar]t01-/;
+      for (const [what, text] of [['error answers', errors], ['decision log', decisionText], ['logs', logs], ['/status', statusText]]) {
+        assert.ok(!tokenShape.test(text), `no token-shaped string in the ${what}`);
       }
       assert.ok(process.memoryUsage().heapUsed - heapBefore < 300 * 1024 * 1024, 'heap stays bounded');
     } finally {
