@@ -5,6 +5,7 @@
  */
 import { strict as assert } from 'node:assert';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -34,6 +35,18 @@ async function status(a: ClaudeRouterApi): Promise<any> {
   const res = await fetch(`${a.url()}/status`, { headers: { 'x-claude-router-key': a.clientKey() } });
   assert.equal(res.status, 200);
   return res.json();
+}
+
+/** A port nothing listens on right now. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
 }
 
 const routing = () => vscode.workspace.getConfiguration('claudeRouter.routing');
@@ -114,7 +127,7 @@ describe('Claude Router in the extension host', function () {
 
   it('a second proxy for the same port follows the first and takes over when it is disposed', async () => {
     const a = await api();
-    const port = 40000 + Math.floor(Math.random() * 20000);
+    const port = await freePort();
     const opts = { host: '127.0.0.1', port, clientKey: a.clientKey(), log: silentLogger };
     const first = new SharedProxy(opts);
     const second = new SharedProxy(opts);
