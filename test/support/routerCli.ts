@@ -4,7 +4,6 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as path from 'node:path';
 
 /** Absolute path of the bundled CLI. */
@@ -117,17 +116,7 @@ export async function runCli(args: string[], timeoutMs = 10_000): Promise<{ code
   return { code, stdout: p.stdout(), stderr: p.stderr(), ms: Date.now() - started };
 }
 
-/** A currently free loopback port (for configs whose port a second command must know). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from './net';
 
 /** YAML text for a proxy config; every scalar JSON-quoted (valid YAML), keys kebab-case. */
 export function proxyConfigYaml(c: {

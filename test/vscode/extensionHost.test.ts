@@ -15,25 +15,14 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import * as net from 'node:net';
+import { freePort } from '../support/net';
 import { REPO_ROOT, runExtensionTests, writeQuietSettings } from './codeServer';
 import { parseShimArgs } from './codeShim';
+
 
 const extensionDevelopmentPath = path.resolve(process.env.CLAUDE_ROUTER_VSCODE_EXTENSION_PATH || REPO_ROOT);
 const extensionTestsPath = path.join(REPO_ROOT, 'out', 'test', 'vscode', 'suite', 'index.js');
 const shim = path.join(REPO_ROOT, 'scripts', 'code-shim.sh');
-
-/** A free loopback port, so the extension's proxy never meets a router already running here. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** A user-data folder whose settings put the proxy on a free port. */
 async function userDataWithFreePort(parent: string): Promise<string> {

@@ -10,7 +10,6 @@
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -29,19 +28,9 @@ import {
   writeQuietSettings,
   type CodeServer,
 } from './codeServer';
+import { freePort } from '../support/net';
 
 const STATUS_ITEM_ID = 'claude-account-router.claude-account-router.claudeRouter.pool';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 async function waitForFile(file: string, re: RegExp, ms: number): Promise<string> {
   const end = Date.now() + ms;

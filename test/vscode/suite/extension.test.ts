@@ -5,13 +5,13 @@
  */
 import { strict as assert } from 'node:assert';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { ClaudeRouterApi } from '../../../src/vscode/extension';
 import { SharedProxy } from '../../../src/proxy/sharedProxy';
 import { silentLogger } from '../../../src/proxy/log';
+import { freePort } from '../../support/net';
 
 const EXTENSION_ID = 'claude-account-router.claude-account-router';
 
@@ -35,18 +35,6 @@ async function status(a: ClaudeRouterApi): Promise<any> {
   const res = await fetch(`${a.url()}/status`, { headers: { 'x-claude-router-key': a.clientKey() } });
   assert.equal(res.status, 200);
   return res.json();
-}
-
-/** A port nothing listens on right now. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 const routing = () => vscode.workspace.getConfiguration('claudeRouter.routing');
