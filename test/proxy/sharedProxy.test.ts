@@ -4,14 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { SharedProxy, type ProxyRole } from '../../src/proxy/sharedProxy';
 import { silentLogger } from '../../src/proxy/log';
 import { accounts, eventually, startHarness } from '../support/routerHarness';
-
-async function freePort(): Promise<number> {
-  const s = http.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
+import { freePort } from '../support/net';
 
 describe('one proxy shared by several windows', () => {
   it('the first window leads, the second follows after an identity check, and takes over when the first goes away', async () => {

@@ -24,6 +24,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { format } from 'node:util';
 import type { Browser, LaunchOptions, Locator, Page } from 'playwright-core';
+import { freePort } from '../support/net';
 
 /** code-server version the install script pins (= VS Code 1.139.1). */
 export const CODE_SERVER_VERSION = '4.139.1';
@@ -197,18 +198,6 @@ async function killGroup(pgid: number, graceMs = 3000): Promise<void> {
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 function httpStatus(url: string, timeoutMs = 2000): Promise<number> {
