@@ -1,0 +1,225 @@
+/**
+ * The proxy's per-request steps one by one, in-process, µs per call — to say where the proxy's
+ * CPU per request goes beyond what a bare pass-through does. Each step is the real src/ function
+ * fed with real inputs: the benchmark's request headers and bodies, and the fake upstream's
+ * actual response headers and bytes (one live request to an in-process sim at start).
+ *
+ * Not measured here (they need sockets): undici's request()/body-stream machinery, node:http,
+ * socket writes, GC pressure from the whole pipeline. The HTTP cells measure those as a whole.
+ *
+ *   node out/bench/hotpath.js [--quick]   (run.ts forks it and receives the rows over IPC)
+ */
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import type { IncomingMessage } from 'node:http';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { request } from 'undici';
+import { startFakeUpstream, simAccounts } from '../src/sim';
+import { checkClientKey } from '../src/proxy/guard';
+import { inspectRequest } from '../src/proxy/requestInfo';
+import { clientResponseHeaders, upstreamHeaders } from '../src/proxy/upstream';
+import { parseUnifiedHeaders } from '../src/quota/headers';
+import { mergeSnapshot } from '../src/quota/merge';
+import { modelFamily } from '../src/quota/family';
+import { SseScanner } from '../src/proxy/sse';
+import { computeMetrics } from '../src/routing/metrics';
+import { planRoute, type PlanAccount } from '../src/routing/plan';
+import { DEFAULT_POLICY } from '../src/routing/policy';
+import { planToRecordFields, type DecisionRecord } from '../src/routing/decision';
+import { DecisionLog } from '../src/proxy/decisionLog';
+import { claudeCodeBody, median } from './common';
+
+export interface HotpathRow {
+  step: string;
+  /** Median µs per call over samples (JS thread, wall time of a tight loop). */
+  us: number;
+}
+
+function time(fn: () => unknown, quick: boolean): number {
+  const samples = quick ? 5 : 9;
+  const sampleMs = quick ? 30 : 100;
+  let batch = 1;
+  let sink = 0;
+  for (;;) {
+    const t = performance.now();
+    for (let i = 0; i < batch; i++) sink += fn() ? 1 : 0;
+    const ms = performance.now() - t;
+    if (ms >= sampleMs / 4 || batch >= 1 << 24) {
+      batch = Math.max(1, Math.round((batch * sampleMs) / Math.max(ms, 0.001)));
+      break;
+    }
+    batch *= 2;
+  }
+  const us: number[] = [];
+  for (let s = 0; s < samples; s++) {
+    const t = performance.now();
+    for (let i = 0; i < batch; i++) sink += fn() ? 1 : 0;
+    us.push(((performance.now() - t) * 1000) / batch);
+  }
+  if (sink === -1) process.stdout.write('');
+  return median(us);
+}
+
+/** Process CPU (all threads) per decision-log append, appends spaced one per macrotask like requests. */
+async function decisionLogCost(record: DecisionRecord, n: number): Promise<{ jsUs: number; cpuUs: number }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'claude-router-hotpath-'));
+  const log = new DecisionLog({ dir });
+  log.append(record); // opens the file
+  let js = 0;
+  const c0 = process.cpuUsage();
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    log.append(record);
+    js += performance.now() - t;
+    await new Promise<void>((r) => setImmediate(r));
+  }
+  await log.close();
+  const c = process.cpuUsage(c0);
+  // The same loop without appends, to subtract the setImmediate pacing itself.
+  const b0 = process.cpuUsage();
+  for (let i = 0; i < n; i++) await new Promise<void>((r) => setImmediate(r));
+  const b = process.cpuUsage(b0);
+  fs.rmSync(dir, { recursive: true, force: true });
+  return { jsUs: (js * 1000) / n, cpuUs: (c.user + c.system - (b.user + b.system)) / n };
+}
+
+export async function runHotpath(quick: boolean): Promise<HotpathRow[]> {
+  // Real upstream answers: headers of a 200 JSON, and the bytes of a 25-event stream.
+  const accounts = simAccounts(3, { fiveHourLimitTokens: 1e15, sevenDayLimitTokens: 1e15 });
+  const sim = await startFakeUpstream({ accounts, sseDeltaCount: 19, maxRecords: 10 });
+  const small = claudeCodeBody(0, { stream: false, sessionId: 's' });
+  const large = claudeCodeBody(250_000, { stream: true, sessionId: 's' });
+  const baseHeaders = {
+    'content-type': 'application/json',
+    'anthropic-version': '2023-06-01',
+    'anthropic-beta': 'claude-code-20250219,oauth-2025-04-20,interleaved-thinking-2025-05-14,extended-cache-ttl-2025-04-11',
+  };
+  const json = await request(`${sim.url}/v1/messages?beta=true`, {
+    method: 'POST',
+    headers: { ...baseHeaders, authorization: `Bearer ${accounts[0].accessToken}` },
+    body: small,
+  });
+  const jsonBody = Buffer.from(await json.body.arrayBuffer());
+  const upHeaders = json.headers as Record<string, string | string[] | undefined>;
+  const sse = await request(`${sim.url}/v1/messages?beta=true`, {
+    method: 'POST',
+    headers: { ...baseHeaders, authorization: `Bearer ${accounts[0].accessToken}` },
+    body: JSON.stringify({ ...JSON.parse(small.toString()), stream: true }),
+  });
+  const sseChunks: Buffer[] = [];
+  for await (const c of sse.body) sseChunks.push(c as Buffer);
+  const sseBytes = Buffer.concat(sseChunks);
+  const sseEvents: Buffer[] = [];
+  for (let s = 0, i = sseBytes.indexOf('\n\n'); i !== -1; s = i + 2, i = sseBytes.indexOf('\n\n', s)) sseEvents.push(sseBytes.subarray(s, i + 2));
+  await sim.close();
+
+  // The client's request as node:http would give it to the proxy.
+  const clientKey = 'bench-client-key-0123456789abcdef';
+  const clientHeaders: Record<string, string> = {
+    host: '127.0.0.1:48290',
+    connection: 'keep-alive',
+    'content-length': String(small.length),
+    ...baseHeaders,
+    accept: 'application/json',
+    'anthropic-dangerous-direct-browser-access': 'true',
+    'user-agent': 'claude-cli/2.1.328 (external, cli)',
+    'x-app': 'cli',
+    'x-stainless-lang': 'js',
+    'x-stainless-runtime': 'node',
+    'x-stainless-runtime-version': 'v26.12.1',
+    'x-stainless-package-version': '0.128.0',
+    'x-stainless-os': 'Linux',
+    'x-stainless-arch': 'x64',
+    'x-stainless-retry-count': '0',
+    'x-stainless-timeout': '600',
+    'accept-encoding': 'gzip, deflate, br, zstd',
+    'x-claude-code-session-id': 'b3f0c7a2-5d1e-4c8b-9a6f-000000000001',
+    'x-claude-router-key': clientKey,
+  };
+  const req = { headers: clientHeaders } as unknown as IncomingMessage;
+
+  // Routing state as the proxy has it in the HTTP cells: 3 accounts, one with fresh evidence.
+  const now = Date.now();
+  const snapshot = parseUnifiedHeaders(upHeaders, now)!;
+  const policy = Object.freeze({ ...DEFAULT_POLICY, sessionAffinity: true });
+  const params = { sessionSoftLimit: policy.sessionSoftLimit, sessionResetToleranceMs: policy.sessionResetToleranceMs, allowOverage: false, modelFamily: 'sonnet' };
+  const plan3 = () => {
+    const acc: PlanAccount[] = ['acct1', 'acct2', 'acct3'].map((id, index) => ({
+      id,
+      index,
+      isPrimary: false,
+      fallback: false,
+      inflight: 0,
+      metrics: computeMetrics({ snapshot: index === 0 ? snapshot : undefined, cooldown: undefined }, params, now),
+    }));
+    return planRoute({ accounts: acc, policy, sessionId: 's', binding: { account: 'acct1', lastServedAtMs: now }, roundRobinCursor: 0 });
+  };
+  const plan = plan3();
+  const record: DecisionRecord = {
+    schemaVersion: 1,
+    ts: new Date(now).toISOString(),
+    requestId: 'req_router_abcdefghijkl',
+    sessionId: 'b3f0c7a2-5d1e-4c8b-9a6f-000000000001',
+    path: '/v1/messages',
+    model: 'claude-sonnet-4-5-20250929',
+    stream: false,
+    ...planToRecordFields(plan, policy),
+    servedBy: 'acct1',
+    servedByFallback: false,
+    attempts: [{ account: 'acct1', status: 200, result: 'success', ms: 1 }],
+    outcome: 'success',
+    status: 200,
+    usage: { inputTokens: 10, outputTokens: 5, cacheCreationInputTokens: 0, cacheReadInputTokens: 0 },
+    durationMs: 1,
+  };
+
+  const rows: HotpathRow[] = [];
+  const add = (step: string, fn: () => unknown) => rows.push({ step, us: time(fn, quick) });
+  add('checkClientKey (2 × sha256, timingSafeEqual)', () => checkClientKey(req, clientKey));
+  add('request id: randomBytes(9).toString(base64url)', () => randomBytes(9).toString('base64url'));
+  add('inspectRequest, small body (head regex)', () => inspectRequest(clientHeaders, small));
+  add('inspectRequest, 250 KB body (head regex)', () => inspectRequest(clientHeaders, large));
+  add('Buffer.concat of a 250 KB body from 4 chunks (readBody)', () =>
+    Buffer.concat([large.subarray(0, 65536), large.subarray(65536, 131072), large.subarray(131072, 196608), large.subarray(196608)], large.length),
+  );
+  add('modelFamily + computeMetrics × 3 + planRoute (plan)', () => (modelFamily('claude-sonnet-4-5-20250929'), plan3()));
+  add('upstreamHeaders (copy + credential + betas)', () => upstreamHeaders(clientHeaders, 'oauth', accounts[0].accessToken));
+  add('parseUnifiedHeaders + mergeSnapshot (recordEvidence)', () => mergeSnapshot(snapshot, parseUnifiedHeaders(upHeaders, now)!));
+  add('clientResponseHeaders', () => clientResponseHeaders(upHeaders));
+  add('usage from a JSON answer (JSON.parse of the body)', () => JSON.parse(jsonBody.toString('utf8')));
+  add('SseScanner over a 25-event stream, one chunk', () => new SseScanner().feed(sseBytes).length);
+  add('SseScanner over a 25-event stream, 25 chunks', () => {
+    const s = new SseScanner();
+    let n = 0;
+    for (const e of sseEvents) n += s.feed(e).length;
+    return n;
+  });
+  add('decision record: planToRecordFields + new Date().toISOString()', () => ({ ...planToRecordFields(plan, policy), ts: new Date(now).toISOString() }));
+  const line = JSON.stringify(record);
+  add(`decision record: JSON.stringify (${line.length} bytes)`, () => JSON.stringify(record));
+  const dl = await decisionLogCost(record, quick ? 1_000 : 4_000);
+  rows.push({ step: 'DecisionLog.append, JS thread (stringify + stream write)', us: dl.jsUs });
+  rows.push({ step: 'DecisionLog.append, process CPU incl. fs thread', us: dl.cpuUs });
+  return rows;
+}
+
+export function formatHotpath(rows: HotpathRow[]): string {
+  const w = Math.max(...rows.map((r) => r.step.length));
+  return rows.map((r) => `  ${r.step.padEnd(w)}  ${r.us.toFixed(2).padStart(8)} µs`).join('\n');
+}
+
+// Entry point only when run as out/bench/hotpath.js (run.ts bundles this module too).
+if (/hotpath\.js$/.test(process.argv[1] ?? '')) {
+  runHotpath(process.argv.includes('--quick') || process.env.BENCH_QUICK === '1').then(
+    (rows) => {
+      if (process.send) process.send({ type: 'hotpath', rows });
+      else process.stdout.write(formatHotpath(rows) + '\n');
+    },
+    (err: unknown) => {
+      process.stderr.write(`hotpath failed: ${(err as Error).stack ?? String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}
