@@ -338,19 +338,6 @@ function eventJson(data: string): Record<string, unknown> | undefined {
   }
 }
 
-function writeChunk(res: ServerResponse, chunk: Buffer): Promise<void> | undefined {
-  if (res.write(chunk)) return undefined;
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.on('drain', done);
-    res.on('close', done);
-  });
-}
-
 /** A response the router makes up for a failure that has no HTTP answer of its own (a stream error, a dead connection). */
 function syntheticHeld(account: string, status: number, type: string, message: string): HeldResponse {
   return {
@@ -374,7 +361,6 @@ async function relayStream(
 ): Promise<Step> {
   const framer = new SseFramer();
   const scanner = new SseScanner();
-  const early: Buffer[] = [];
   let committed = false;
   let sawStop = false;
   let sawError = false;
@@ -386,15 +372,31 @@ async function relayStream(
     r.onCommit(account, attempted);
     const headers = clientResponseHeaders(up.headers);
     delete headers['content-length'];
+    // No flush: the head goes out with the first events, in one write.
     r.res.writeHead(up.statusCode, { ...headers, [ACCOUNT_HEADER]: account.id });
-    r.res.flushHeaders();
   };
 
-  try {
-    for await (const raw of up.body) {
+  // 'data' events, not for-await: for-await hands over everything buffered as one chunk,
+  // which would merge a burst of events into one write; each upstream chunk is relayed as it comes.
+  let failure: Error | undefined;
+  const early = await new Promise<Step | undefined>((resolve) => {
+    let done = false;
+    const held: Buffer[] = [];
+    const resume = () => up.body.resume();
+    const finish = (step: Step | undefined) => {
+      if (done) return;
+      done = true;
+      up.body.off('data', onData);
+      up.body.off('end', onEnd);
+      up.body.off('error', onError);
+      r.res.off('drain', resume);
+      resolve(step);
+    };
+    const onData = (raw: Buffer) => {
+      if (done) return;
       // Only whole events go to the client; a partial event waits for its end.
-      const complete = framer.push(raw as Buffer);
-      if (!complete) continue;
+      const complete = framer.push(raw);
+      if (!complete) return;
       for (const ev of scanner.feed(complete)) {
         if (ev.event === 'ping') continue;
         if (!committed) {
@@ -403,8 +405,11 @@ async function relayStream(
             const cls = classifyStreamError(type, s.now());
             record(`stream_${cls.kind}`);
             applyCooldown(s, account.id, cls, s.now());
+            finish({ next: 'rotate', held: syntheticHeld(account.id, STREAM_ERROR_STATUS[type] ?? 500, type, `Upstream stream error before content (${type}).`) });
+            // Destroying emits an AbortError nobody needs any more.
+            up.body.on('error', () => undefined);
             up.body.destroy();
-            return { next: 'rotate', held: syntheticHeld(account.id, STREAM_ERROR_STATUS[type] ?? 500, type, `Upstream stream error before content (${type}).`) };
+            return;
           }
           commit();
         }
@@ -421,29 +426,37 @@ async function relayStream(
         }
       }
       if (!committed) {
-        early.push(complete);
-        continue;
+        held.push(complete);
+        return;
       }
-      if (early.length > 0) {
-        early.push(complete);
-        const all = Buffer.concat(early);
-        early.length = 0;
-        await writeChunk(r.res, all);
-      } else {
-        await writeChunk(r.res, complete);
+      const out = held.length > 0 ? Buffer.concat([...held.splice(0), complete]) : complete;
+      if (!r.res.write(out)) {
+        // Backpressure: the client reads slower than upstream sends.
+        up.body.pause();
+        r.res.once('drain', resume);
       }
-    }
-  } catch (err) {
+    };
+    const onEnd = () => finish(undefined);
+    const onError = (err: Error) => {
+      failure = err;
+      finish(undefined);
+    };
+    up.body.on('data', onData);
+    up.body.once('end', onEnd);
+    up.body.once('error', onError);
+  });
+  if (early) return early;
+  if (failure) {
     if (r.signal.aborted) {
       record('client_abort');
       return committed ? { next: 'served', status: up.statusCode, outcome: 'client_abort', usage, streamed: true } : { next: 'abort' };
     }
     if (!committed) {
       record('stream_failed');
-      s.log.warn(`upstream ${account.id}: stream failed before content (${(err as Error).message})`);
+      s.log.warn(`upstream ${account.id}: stream failed before content (${failure.message})`);
       return { next: 'rotate', held: syntheticHeld(account.id, 502, 'api_error', 'Claude Router: the upstream stream failed before any content.') };
     }
-    s.log.warn(`upstream ${account.id}: stream failed after content (${(err as Error).message})`);
+    s.log.warn(`upstream ${account.id}: stream failed after content (${failure.message})`);
   }
 
   if (!committed) {

@@ -44,6 +44,8 @@ export class DecisionLog implements DecisionSink {
   readonly file: string;
   private readonly memory = new MemoryDecisionSink();
   private stream: fs.WriteStream | undefined;
+  private readonly pending: string[] = [];
+  private flushScheduled = false;
   private bytes = 0;
   private day = '';
   private readonly maxBytes: number;
@@ -59,13 +61,26 @@ export class DecisionLog implements DecisionSink {
 
   append(record: DecisionRecord): void {
     this.memory.append(record);
-    const line = JSON.stringify(record) + '\n';
+    // Lines written within one turn of the event loop go out in one write.
+    this.pending.push(JSON.stringify(record));
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => this.flush());
+    }
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    if (this.pending.length === 0) return;
+    const text = this.pending.join('\n') + '\n';
+    this.pending.length = 0;
     try {
       const today = new Date(this.now()).toISOString().slice(0, 10);
+      const size = Buffer.byteLength(text);
       if (!this.stream) this.open(today);
-      else if (today !== this.day || this.bytes + line.length > this.maxBytes) this.rotate(today);
-      this.stream!.write(line);
-      this.bytes += Buffer.byteLength(line);
+      else if (today !== this.day || (this.bytes > 0 && this.bytes + size > this.maxBytes)) this.rotate(today);
+      this.stream!.write(text);
+      this.bytes += size;
     } catch (err) {
       this.opts.onError?.(err as Error);
     }
@@ -77,6 +92,7 @@ export class DecisionLog implements DecisionSink {
 
   /** Flushes and closes the file. */
   close(): Promise<void> {
+    this.flush();
     const s = this.stream;
     this.stream = undefined;
     return new Promise((resolve) => (s ? s.end(resolve) : resolve()));

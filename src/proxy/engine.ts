@@ -74,6 +74,9 @@ export class RouterEngine {
   private readonly loggedPolicyErrors = new Set<string>();
   private readonly startedAtMs: number;
   private readonly liveStreams = new Set<ServerResponse>();
+  /** Request ids: a random per-process prefix and a counter (unique without a random draw per request). */
+  private readonly idPrefix = randomBytes(6).toString('base64url');
+  private requestCounter = 0;
 
   constructor(opts: EngineOptions) {
     this.current = opts.config;
@@ -191,7 +194,7 @@ export class RouterEngine {
 
   private async forward(route: Route, req: IncomingMessage, res: ServerResponse, url: string): Promise<void> {
     const startedAt = this.now();
-    const requestId = `req_router_${randomBytes(9).toString('base64url')}`;
+    const requestId = `req_router_${this.idPrefix}${(++this.requestCounter).toString(36)}`;
     const config = this.current; // one snapshot for this request's whole life
 
     let body: Buffer;

@@ -99,9 +99,30 @@ const INFINITE_FIELDS = ['coolingUntilMs', 'sessionResetMs', 'weeklyResetMs', 's
 
 /** AccountMetrics → RecordedMetrics (Infinity → null). */
 export function metricsToRecord(m: AccountMetrics): RecordedMetrics {
-  const out: Record<string, unknown> = { ...m };
-  for (const k of INFINITE_FIELDS) out[k] = Number.isFinite(m[k]) ? m[k] : null;
-  return out as RecordedMetrics;
+  const fin = (v: number) => (Number.isFinite(v) ? v : null);
+  return {
+    usable: m.usable,
+    unusableReason: m.unusableReason,
+    coolingUntilMs: fin(m.coolingUntilMs),
+    freshness: m.freshness,
+    quotaEvidenceRank: m.quotaEvidenceRank,
+    sessionUsed: m.sessionUsed,
+    weeklyUsed: m.weeklyUsed,
+    sessionResetMs: fin(m.sessionResetMs),
+    weeklyResetMs: fin(m.weeklyResetMs),
+    sessionResetBucket: fin(m.sessionResetBucket),
+    weeklyUsedForSort: m.weeklyUsedForSort,
+    hardSaturated: m.hardSaturated,
+    softSaturated: m.softSaturated,
+    sessionSaturated: m.sessionSaturated,
+    hasScopedWindow: m.hasScopedWindow,
+    scopedUsed: m.scopedUsed,
+    scopedResetMs: fin(m.scopedResetMs),
+    scopedSaturated: m.scopedSaturated,
+    scopedRejected: m.scopedRejected,
+    overageEligible: m.overageEligible,
+    headroom: m.headroom,
+  };
 }
 
 /** RecordedMetrics → AccountMetrics (null → Infinity). */
@@ -113,7 +134,9 @@ export function metricsFromRecord(r: RecordedMetrics): AccountMetrics {
 
 /** The decision record's plan part, built before any attempt is made. */
 export function planToRecordFields(plan: RoutePlan, policy: RoutingPolicy) {
-  const verdictById = new Map(plan.verdicts.map((v) => [v.account, v]));
+  // plan.verdicts is in plan.order's order (one per account); explicit fields, not spreads:
+  // this runs on every request.
+  const verdicts = plan.verdicts;
   return {
     strategy: policy.strategy,
     ranking: policy.accountRanking,
@@ -128,8 +151,11 @@ export function planToRecordFields(plan: RoutePlan, policy: RoutingPolicy) {
     selectionReason: plan.selectionReason,
     rankingOrder: plan.rankingOrder,
     candidates: plan.order.map(
-      (a): RecordedCandidate => ({
-        ...verdictById.get(a.id)!,
+      (a, i): RecordedCandidate => ({
+        account: a.id,
+        rank: verdicts[i].rank,
+        verdict: verdicts[i].verdict,
+        reason: verdicts[i].reason,
         index: a.index,
         primary: a.isPrimary,
         fallback: a.fallback,

@@ -86,9 +86,14 @@ describe('router state across restarts, usage polling, caps, log rotation', () =
     let t = Date.UTC(2026, 10, 30, 23, 59, 0);
     const log = new DecisionLog({ dir, maxBytes: 2_000, keep: 3, now: () => t });
     const rec = (i: number) => ({ schemaVersion: 1, requestId: `r${i}`, pad: 'x'.repeat(300) }) as unknown as DecisionRecord;
-    for (let i = 0; i < 20; i++) log.append(rec(i));
+    const tick = () => new Promise((r) => setImmediate(r)); // requests arrive over many event-loop turns
+    for (let i = 0; i < 20; i++) {
+      log.append(rec(i));
+      await tick();
+    }
     t += 120_000; // next UTC day
     log.append(rec(99));
+    await tick();
     await log.close();
     const files = readdirSync(dir).sort();
     assert.ok(files.includes('decisions.jsonl'));
