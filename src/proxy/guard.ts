@@ -22,12 +22,19 @@ function digest(s: string): Buffer {
   return createHash('sha256').update(s).digest();
 }
 
+/** The expected key's digest, computed once per key rather than per request. */
+let cached: { key: string; digest: Buffer } | undefined;
+function keyDigest(key: string): Buffer {
+  if (cached?.key !== key) cached = { key, digest: digest(key) };
+  return cached.digest;
+}
+
 /**
  * True when the request carries the local key in `x-claude-router-key`,
  * `authorization: Bearer <key>` or `x-api-key`. Constant-time comparison.
  */
 export function checkClientKey(req: IncomingMessage, key: string): boolean {
-  const want = digest(key);
+  const want = keyDigest(key);
   const candidates: string[] = [];
   const h = req.headers;
   if (typeof h['x-claude-router-key'] === 'string') candidates.push(h['x-claude-router-key']);
