@@ -20,7 +20,7 @@ import type { ResponseClass } from '../quota/types';
 import type { AttemptRecord, DecisionOutcome, UsageRecord } from '../routing/decision';
 import type { PlanAccount } from '../routing/plan';
 import type { RoutingPolicy } from '../routing/policy';
-import { SseFramer, sseErrorFrame, SseScanner } from './sse';
+import { scanCompleteEvents, SseFramer, sseErrorFrame } from './sse';
 import { clientResponseHeaders, upstreamHeaders } from './upstream';
 import type { RouterState } from './routerState';
 import type { Logger } from './log';
@@ -360,7 +360,6 @@ async function relayStream(
   attempted: Set<string>,
 ): Promise<Step> {
   const framer = new SseFramer();
-  const scanner = new SseScanner();
   let committed = false;
   let sawStop = false;
   let sawError = false;
@@ -397,11 +396,11 @@ async function relayStream(
       // Only whole events go to the client; a partial event waits for its end.
       const complete = framer.push(raw);
       if (!complete) return;
-      for (const ev of scanner.feed(complete)) {
+      for (const ev of scanCompleteEvents(complete)) {
         if (ev.event === 'ping') continue;
         if (!committed) {
           if (ev.event === 'error') {
-            const type = String((eventJson(ev.data)?.error as Record<string, unknown> | undefined)?.type ?? 'api_error');
+            const type = String((eventJson(ev.data())?.error as Record<string, unknown> | undefined)?.type ?? 'api_error');
             const cls = classifyStreamError(type, s.now());
             record(`stream_${cls.kind}`);
             applyCooldown(s, account.id, cls, s.now());
@@ -414,10 +413,10 @@ async function relayStream(
           commit();
         }
         if (ev.event === 'message_start') {
-          const msg = eventJson(ev.data)?.message as Record<string, unknown> | undefined;
+          const msg = eventJson(ev.data())?.message as Record<string, unknown> | undefined;
           if (msg?.usage && typeof msg.usage === 'object') usage = toUsage(msg.usage as Record<string, unknown>, usage);
         } else if (ev.event === 'message_delta') {
-          const u = eventJson(ev.data)?.usage;
+          const u = eventJson(ev.data())?.usage;
           if (u && typeof u === 'object') usage = toUsage(u as Record<string, unknown>, usage);
         } else if (ev.event === 'message_stop') {
           sawStop = true;

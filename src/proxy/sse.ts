@@ -113,3 +113,54 @@ function joinBoundaryEnd(prev: Buffer, next: Buffer): number {
   if (p1 === CR && p2 === LF && next[0] === LF) return 1;
   return -1;
 }
+
+/** An event found in complete SSE bytes: its name, and its data decoded only when asked for. */
+export interface ScannedEvent {
+  event: string;
+  /** The event's data text (joined `data:` lines). Decoded on call. */
+  data(): string;
+}
+
+/**
+ * Reads the events in bytes that hold only complete events (an SseFramer's
+ * output). Event names are read from the bytes; data is decoded only for the
+ * events the caller asks about, so content deltas cost no string work.
+ */
+export function scanCompleteEvents(buf: Buffer): ScannedEvent[] {
+  const out: ScannedEvent[] = [];
+  let pos = 0;
+  while (pos < buf.length) {
+    let end = buf.indexOf('\n\n', pos);
+    const crlf = buf.indexOf('\n\r\n', pos);
+    let sep = 2;
+    if (crlf >= 0 && (end < 0 || crlf < end)) {
+      end = crlf;
+      sep = 3;
+    }
+    if (end < 0) end = buf.length;
+    const block = buf.subarray(pos, end + 1);
+    pos = end + sep;
+    let name: string | undefined;
+    let any = false;
+    let lineStart = 0;
+    while (lineStart < block.length) {
+      let lineEnd = block.indexOf(LF, lineStart);
+      if (lineEnd < 0) lineEnd = block.length;
+      const first = block[lineStart];
+      if (first === 0x65 /* e */ && block.toString('latin1', lineStart, lineStart + 6) === 'event:') {
+        let v = lineStart + 6;
+        if (block[v] === 0x20) v++;
+        let e = lineEnd;
+        if (block[e - 1] === CR) e--;
+        name = block.toString('utf8', v, e);
+        any = true;
+      } else if (first === 0x64 /* d */) {
+        any = true;
+      }
+      lineStart = lineEnd + 1;
+    }
+    if (!any) continue;
+    out.push({ event: name ?? 'message', data: () => parseBlock(block.toString('utf8').replace(/\r?\n$/, ''))?.data ?? '' });
+  }
+  return out;
+}

@@ -65,12 +65,6 @@ describe('soak: concurrent sessions with random faults and aborts', function () 
       const session = async (s: number) => {
         while (Date.now() < end) {
           await new Promise((r) => setTimeout(r, 20 + random() * 100)); // a person (or an agent) between turns
-          const roll = random();
-          if (roll < 0.012) {
-            const kinds = roll < 0.0015 ? COOLING_FAULTS : FAULTS;
-            h.sim.injectFault(LABELS[Math.floor(random() * LABELS.length)], kinds[Math.floor(random() * kinds.length)]());
-            counts.faults++;
-          }
           const stream = random() < 0.8;
           const ac = new AbortController();
           const abort = random() < 0.05;
@@ -111,7 +105,17 @@ describe('soak: concurrent sessions with random faults and aborts', function () 
           }
         }
       };
-      await Promise.all(Array.from({ length: SESSIONS }, (_, s) => session(s)));
+      // Faults on a clock, not per request: a fast-failing pool must not draw more faults.
+      const inject = (kinds: Array<() => SimFault>) => {
+        h.sim.injectFault(LABELS[Math.floor(random() * LABELS.length)], kinds[Math.floor(random() * kinds.length)]());
+        counts.faults++;
+      };
+      const faultTimers = [setInterval(() => inject(FAULTS), 60), setInterval(() => inject(COOLING_FAULTS), 3_000)];
+      try {
+        await Promise.all(Array.from({ length: SESSIONS }, (_, s) => session(s)));
+      } finally {
+        faultTimers.forEach(clearInterval);
+      }
       await eventually(async () => (await routerStatus(h)).inflight === 0, 10_000, 'in-flight back to zero');
       const st = await routerStatus(h);
       for (const a of st.accounts) assert.equal(a.inflight, 0, `${a.label} in flight`);
