@@ -82,12 +82,13 @@ export function noUsableAccountAnswer(accounts: readonly RecoveryInput[], now: n
   };
 }
 
-/** 3725 → `1 h 2 min`; 42 → `42 s`. */
+/** 3725 → `1 h 2 min`; 42 → `42 s`; 2 days or more → `3 d`. */
 export function formatDuration(seconds: number): string {
   if (seconds < 60) return `${seconds} s`;
   const m = Math.round(seconds / 60);
   if (m < 60) return `${m} min`;
   const h = Math.floor(m / 60);
+  if (h >= 48) return `${Math.round(m / 1440)} d`;
   return m % 60 === 0 ? `${h} h` : `${h} h ${m % 60} min`;
 }
 
