@@ -96,6 +96,11 @@ export class TokenManager {
       }
       throw err;
     }
+    // The account may have been removed, or signed in again, while the refresh ran: never
+    // bring back a deleted token or overwrite newer credentials with this older lineage.
+    const latest = await this.store.get(label);
+    if (!latest) throw new RefreshError('no_refresh_token', `account ${label} was removed`);
+    if (latest.refreshToken !== stored.refreshToken || latest.accessToken !== stored.accessToken) return latest;
     const next: Credentials = {
       ...stored,
       accessToken: grant.accessToken,

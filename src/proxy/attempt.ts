@@ -65,6 +65,8 @@ export interface AttemptServices {
   now: () => number;
   /** Re-evaluates whether an account is usable now (earlier attempts may have changed it). */
   usableNow: (account: string) => boolean;
+  /** Whether the account is still configured (a reload may remove it mid-request; its state must not come back). */
+  known: (account: string) => boolean;
 }
 
 /** What the loop did. */
@@ -197,7 +199,7 @@ async function attemptOne(
     const ms = s.now() - t0;
     const now = s.now();
     const snapshot = parseUnifiedHeaders(up.headers, now);
-    if (snapshot) s.state.recordEvidence(account.id, snapshot, t0);
+    if (snapshot && s.known(account.id)) s.state.recordEvidence(account.id, snapshot, t0);
 
     if (up.statusCode >= 200 && up.statusCode < 300) {
       const isSse = String(up.headers['content-type'] ?? '').includes('text/event-stream');
@@ -221,7 +223,7 @@ async function attemptOne(
       }
     }
     if (cls.kind === 'unauthorized') {
-      s.state.markNeedsSignIn(account.id, 'upstream rejected the credentials (401)');
+      if (s.known(account.id)) s.state.markNeedsSignIn(account.id, 'upstream rejected the credentials (401)');
       return { next: 'rotate', held };
     }
     applyCooldown(s, account.id, cls, now);
@@ -232,7 +234,9 @@ async function attemptOne(
 
 function signInFailure(s: AttemptServices, label: string, err: unknown, attempts: AttemptRecord[]): Step {
   const failure = err instanceof RefreshError ? err.failure : 'network';
-  if (failure === 'network') {
+  if (!s.known(label)) {
+    // Removed while this request ran: record nothing about it.
+  } else if (failure === 'network') {
     s.state.setCooldown(label, { untilMs: s.now() + 30_000, reason: 'server_error', setAtMs: s.now() });
   } else {
     s.state.markNeedsSignIn(label, failure === 'invalid_grant' ? 'refresh token was rejected (invalid_grant)' : 'no usable credentials');
@@ -244,7 +248,7 @@ function signInFailure(s: AttemptServices, label: string, err: unknown, attempts
 
 function applyCooldown(s: AttemptServices, label: string, cls: ResponseClass, now: number): void {
   const cooldown = planCooldown(cls, now);
-  if (!cooldown) return;
+  if (!cooldown || !s.known(label)) return;
   s.state.setCooldown(label, cooldown);
   s.log.info(`cooldown ${label}: ${cooldown.reason} until ${new Date(cooldown.untilMs).toISOString()}`);
 }
@@ -392,6 +396,17 @@ async function relayStream(
       resolve(step);
     };
     const onData = (raw: Buffer) => {
+      try {
+        relayChunk(raw);
+      } catch (err) {
+        // A throw here would escape the stream's event emitter; end this attempt instead.
+        failure = err as Error;
+        up.body.on('error', () => undefined);
+        up.body.destroy();
+        finish(undefined);
+      }
+    };
+    const relayChunk = (raw: Buffer) => {
       if (done) return;
       // Only whole events go to the client; a partial event waits for its end.
       const complete = framer.push(raw);

@@ -262,6 +262,7 @@ export class RouterEngine {
         log: this.log,
         now: this.now,
         usableNow: (label) => this.usableNow(config, label, info.model),
+        known: (label) => this.current.accounts.some((a) => a.label === label),
       },
     );
     res.off('close', onClose);
@@ -352,6 +353,10 @@ export class RouterEngine {
    */
   private bindOnCommit(policy: RoutingPolicy, sessionId: string | null, served: PlanAccount, attempted: ReadonlySet<string>, model: string | null): void {
     if (!sessionId || served.fallback || !policy.sessionAffinity || policy.strategy !== 'fill-first') return;
+    // A reload may have switched affinity off (clearing the store) or removed the account
+    // while this request ran: then it must not bind.
+    const live = this.current;
+    if (!live.policy.sessionAffinity || live.policy.strategy !== 'fill-first' || !live.accounts.some((a) => a.label === served.id)) return;
     const now = this.now();
     const bound = this.state.affinity.get(sessionId, now);
     if (bound && bound.account !== served.id && !attempted.has(bound.account)) {

@@ -69,8 +69,14 @@ export class SharedProxy {
   async start(): Promise<ProxyRole> {
     if (this.disposed) return this.current;
     try {
-      this.server = await listen(this.handle, this.opts.host, this.opts.port);
-      this.setRole({ kind: 'leader', url: this.server.url });
+      const server = await listen(this.handle, this.opts.host, this.opts.port);
+      if (this.disposed) {
+        // Disposed while binding: let the port go so another window can lead.
+        await server.close(0);
+        return this.current;
+      }
+      this.server = server;
+      this.setRole({ kind: 'leader', url: server.url });
       return this.current;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') {

@@ -18,7 +18,7 @@ export class RouterModel implements vscode.Disposable {
   decisions: DecisionRecord[] = [];
   /** Why the model could not be read (follower cannot reach the leader, …). */
   error: string | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  private seq = 0;
   private pending: NodeJS.Timeout | undefined;
   private readonly subscription: vscode.Disposable;
   private readonly ticker: NodeJS.Timeout;
@@ -39,32 +39,39 @@ export class RouterModel implements vscode.Disposable {
   }
 
   async refresh(): Promise<void> {
+    // Refreshes may overlap (timer and events); only the newest one's result is kept.
+    const seq = ++this.seq;
+    const next = await this.read();
+    if (seq !== this.seq) return;
+    if (next.status) this.status = next.status;
+    if (next.decisions) this.decisions = next.decisions;
+    this.error = next.error;
+    this.emitter.fire();
+  }
+
+  private async read(): Promise<{ status?: StatusReport; decisions?: DecisionRecord[]; error?: string }> {
     try {
       const role = this.service.role;
       const engine = this.service.engine;
       if ((role.kind === 'leader' || role.kind === 'starting') && engine) {
-        this.status = engine.status();
-        this.decisions = this.service.recentDecisions(200);
-        this.error = role.kind === 'starting' ? 'starting' : undefined;
-      } else if (role.kind === 'follower') {
+        return { status: engine.status(), decisions: this.service.recentDecisions(200), error: role.kind === 'starting' ? 'starting' : undefined };
+      }
+      if (role.kind === 'follower') {
         const headers = { 'x-claude-router-key': this.service.clientKey };
         const s = await request(`${role.url}/status`, { headers, headersTimeout: 3000, bodyTimeout: 3000 });
-        this.status = (await s.body.json()) as StatusReport;
         const d = await request(`${role.url}/decisions?limit=200`, { headers, headersTimeout: 3000, bodyTimeout: 3000 });
-        this.decisions = (await d.body.json()) as DecisionRecord[];
-        this.error = undefined;
-      } else {
-        this.error = role.kind === 'blocked' ? role.reason : 'the proxy is stopped';
+        const [status, decisions] = [await s.body.text(), await d.body.text()];
+        if (s.statusCode !== 200 || d.statusCode !== 200) throw new Error(`the leading window answered ${s.statusCode}`);
+        return { status: JSON.parse(status) as StatusReport, decisions: JSON.parse(decisions) as DecisionRecord[] };
       }
+      return { error: role.kind === 'blocked' ? role.reason : 'the proxy is stopped' };
     } catch (err) {
-      this.error = `cannot read the proxy's state: ${(err as Error).message}`;
+      return { error: `cannot read the proxy's state: ${(err as Error).message}` };
     }
-    this.emitter.fire();
   }
 
   dispose(): void {
     clearInterval(this.ticker);
-    if (this.timer) clearTimeout(this.timer);
     if (this.pending) clearTimeout(this.pending);
     this.subscription.dispose();
     this.emitter.dispose();

@@ -60,6 +60,10 @@ export class RouterService {
   private real: EngineSet | undefined;
   private proxy: SharedProxy | undefined;
   private lastSettingsError: string | null = null;
+  private reloads: Promise<void> = Promise.resolve();
+  /** Serialises switching to and from simulated accounts. */
+  private modeSwitch: Promise<void> = Promise.resolve();
+  private disposed = false;
   clientKey = '';
 
   constructor(
@@ -179,8 +183,16 @@ export class RouterService {
     };
   }
 
-  /** Applies changed settings or accounts; an invalid value keeps the last good policy and says which setting. */
-  async reloadConfig(): Promise<void> {
+  /**
+   * Applies changed settings or accounts; an invalid value keeps the last good policy and
+   * says which setting. Reloads run one after another, so an older one never lands last.
+   */
+  reloadConfig(): Promise<void> {
+    this.reloads = this.reloads.then(() => this.reloadNow()).catch((err: unknown) => this.log.error(`config: ${(err as Error).message}`));
+    return this.reloads;
+  }
+
+  private async reloadNow(): Promise<void> {
     const real = this.real;
     if (!real) return;
     const next = await this.runtimeFromSettings();
@@ -225,9 +237,9 @@ export class RouterService {
       simulated: undefined,
       close: async () => {
         poller.stop();
+        await engine.close();
         await (saver as StatePersistence).close();
         await decisions.close();
-        await engine.close();
       },
     };
   }
@@ -274,8 +286,14 @@ export class RouterService {
   }
 
   /** Switches this window's proxy to a fake upstream with simulated accounts. */
-  async startSimulated(): Promise<void> {
-    if (this.simulated) return;
+  startSimulated(): Promise<void> {
+    const run = this.modeSwitch.then(() => this.startSimulatedNow());
+    this.modeSwitch = run.catch(() => undefined);
+    return run;
+  }
+
+  private async startSimulatedNow(): Promise<void> {
+    if (this.simulated || this.disposed) return;
     if (this.role.kind !== 'leader') throw new Error('another VS Code window serves the proxy; try simulated accounts there');
     const sim = await startFakeUpstream({ accounts: DEMO_ACCOUNTS, sseIntervalMs: 15, sseDeltaCount: 12 });
     const store = new MemoryCredentialStore();
@@ -297,7 +315,8 @@ export class RouterService {
     });
     const poller = this.pollerFor(engine, tokens, state);
     for (let i = 0; i < accounts.length; i++) await poller.tick(); // show utilisation at once
-    state.events.on('changed', () => this.changed.fire());
+    const onChanged = () => this.changed.fire();
+    state.events.on('changed', onChanged);
     this.active = {
       engine,
       state,
@@ -306,8 +325,10 @@ export class RouterService {
       simulated: sim,
       close: async () => {
         poller.stop();
-        await decisions.close();
+        state.events.off('changed', onChanged);
+        // The engine first: requests still draining may append decisions.
         await engine.close();
+        await decisions.close();
         await sim.close();
       },
     };
@@ -316,7 +337,13 @@ export class RouterService {
     this.changed.fire();
   }
 
-  async stopSimulated(): Promise<void> {
+  stopSimulated(): Promise<void> {
+    const run = this.modeSwitch.then(() => this.stopSimulatedNow());
+    this.modeSwitch = run.catch(() => undefined);
+    return run;
+  }
+
+  private async stopSimulatedNow(): Promise<void> {
     const sim = this.active;
     if (!sim?.simulated || !this.real) return;
     this.active = this.real;
@@ -331,6 +358,8 @@ export class RouterService {
   }
 
   async dispose(): Promise<void> {
+    this.disposed = true;
+    await this.modeSwitch;
     await this.proxy?.dispose();
     if (this.active && this.active !== this.real) await this.active.close();
     await this.real?.close();
