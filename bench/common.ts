@@ -236,3 +236,22 @@ export function claudeCodeBody(targetBytes: number, opts: BodyOptions): Buffer {
   (last[last.length - 1] as Record<string, unknown>).cache_control = { type: 'ephemeral', ttl: '1h' };
   return Buffer.from(build());
 }
+
+/** The headers Claude Code 2.1.328 sends besides content type and credentials (docs/claude-code-client.md). */
+export function claudeCodeHeaders(sessionId: string): Record<string, string> {
+  return {
+    'anthropic-dangerous-direct-browser-access': 'true',
+    'user-agent': 'claude-cli/2.1.328 (external, cli)',
+    'x-app': 'cli',
+    'x-stainless-lang': 'js',
+    'x-stainless-runtime': 'node',
+    'x-stainless-runtime-version': 'v26.12.1',
+    'x-stainless-package-version': '0.128.0',
+    'x-stainless-os': 'Linux',
+    'x-stainless-arch': 'x64',
+    'x-stainless-retry-count': '0',
+    'x-stainless-timeout': '600',
+    'accept-encoding': 'gzip, deflate, br, zstd',
+    'x-claude-code-session-id': sessionId,
+  };
+}

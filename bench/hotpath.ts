@@ -29,7 +29,7 @@ import { planRoute, type PlanAccount } from '../src/routing/plan';
 import { DEFAULT_POLICY } from '../src/routing/policy';
 import { planToRecordFields, type DecisionRecord } from '../src/routing/decision';
 import { DecisionLog } from '../src/proxy/decisionLog';
-import { claudeCodeBody, median } from './common';
+import { claudeCodeBody, claudeCodeHeaders, median } from './common';
 
 export interface HotpathRow {
   step: string;
@@ -123,19 +123,7 @@ export async function runHotpath(quick: boolean): Promise<HotpathRow[]> {
     'content-length': String(small.length),
     ...baseHeaders,
     accept: 'application/json',
-    'anthropic-dangerous-direct-browser-access': 'true',
-    'user-agent': 'claude-cli/2.1.328 (external, cli)',
-    'x-app': 'cli',
-    'x-stainless-lang': 'js',
-    'x-stainless-runtime': 'node',
-    'x-stainless-runtime-version': 'v26.12.1',
-    'x-stainless-package-version': '0.128.0',
-    'x-stainless-os': 'Linux',
-    'x-stainless-arch': 'x64',
-    'x-stainless-retry-count': '0',
-    'x-stainless-timeout': '600',
-    'accept-encoding': 'gzip, deflate, br, zstd',
-    'x-claude-code-session-id': 'b3f0c7a2-5d1e-4c8b-9a6f-000000000001',
+    ...claudeCodeHeaders('b3f0c7a2-5d1e-4c8b-9a6f-000000000001'),
     'x-claude-router-key': clientKey,
   };
   const req = { headers: clientHeaders } as unknown as IncomingMessage;

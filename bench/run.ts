@@ -33,6 +33,7 @@ import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import {
   claudeCodeBody,
+  claudeCodeHeaders,
   clockTicks,
   median,
   percentile,
@@ -313,19 +314,7 @@ function slotHeaders(c: number, credential: Record<string, string>): Record<stri
     'anthropic-version': '2023-06-01',
     'anthropic-beta':
       'claude-code-20250219,oauth-2025-04-20,interleaved-thinking-2025-05-14,context-management-2025-06-27,fine-grained-tool-streaming-2025-05-14,extended-cache-ttl-2025-04-11',
-    'anthropic-dangerous-direct-browser-access': 'true',
-    'user-agent': 'claude-cli/2.1.328 (external, cli)',
-    'x-app': 'cli',
-    'x-stainless-lang': 'js',
-    'x-stainless-runtime': 'node',
-    'x-stainless-runtime-version': 'v26.12.1',
-    'x-stainless-package-version': '0.128.0',
-    'x-stainless-os': 'Linux',
-    'x-stainless-arch': 'x64',
-    'x-stainless-retry-count': '0',
-    'x-stainless-timeout': '600',
-    'accept-encoding': 'gzip, deflate, br, zstd',
-    'x-claude-code-session-id': `b3f0c7a2-5d1e-4c8b-9a6f-${i.toString(16).padStart(12, '0')}`,
+    ...claudeCodeHeaders(`b3f0c7a2-5d1e-4c8b-9a6f-${i.toString(16).padStart(12, '0')}`),
     ...credential,
   }));
 }
