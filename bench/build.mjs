@@ -5,7 +5,6 @@ import * as esbuild from 'esbuild';
 await esbuild.build({
   entryPoints: {
     run: 'bench/run.ts',
-    upstream: 'bench/upstream.ts',
     passthrough: 'bench/passthrough.ts',
     loadgen: 'bench/loadgen.ts',
     routing: 'bench/routing.ts',

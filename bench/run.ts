@@ -3,7 +3,7 @@
  * routing decision cost. Prints a table per cell and a PASS/FAIL line per target. Not part of the
  * test suite. See docs/performance.md.
  *
- * Processes: the fake upstream (bench/upstream.ts), the bare pass-through (bench/passthrough.ts),
+ * Processes: the fake upstream (`node dist/sim.js` with limits too large to fill), the bare pass-through (bench/passthrough.ts),
  * the proxy under test (`node dist/cli.js start --config F`, the product bundle), the load
  * generator (bench/loadgen.ts) and this orchestrator, which only measures: /proc/<pid>/stat of
  * each target around each measurement window, and its peak RSS.
@@ -241,7 +241,12 @@ interface Targets {
 }
 
 async function startUpstream(intervalMs: number): Promise<Upstream> {
-  const sim = startChild('upstream', [path.join(OUT, 'upstream.js'), '--accounts', '3', '--deltas', String(SSE_DELTAS), '--interval-ms', String(intervalMs)]);
+  // The product's fake upstream with windows too large to fill (every answer a 200) and a bounded request log.
+  const sim = startChild('upstream', [
+    path.join(ROOT, 'dist', 'sim.js'),
+    '--accounts', '3', '--deltas', String(SSE_DELTAS), '--interval-ms', String(intervalMs),
+    '--five-hour-limit', '1e15', '--seven-day-limit', '1e15', '--max-records', '1000',
+  ]);
   await waitFor(sim, /^sim listening on /m);
   const info = JSON.parse((await waitFor(sim, /^\{.*\}$/m))[0]) as Upstream['info'];
   return { intervalMs, sim, info };

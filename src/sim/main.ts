@@ -1,6 +1,7 @@
 /**
  * Command-line entry of the fake upstream (bundled as dist/sim.js):
- * `node dist/sim.js [--accounts N] [--port P] [--host H] [--deltas N] [--interval-ms MS] [--five-hour-limit TOKENS]`.
+ * `node dist/sim.js [--accounts N] [--port P] [--host H] [--deltas N] [--interval-ms MS] [--five-hour-limit TOKENS]
+ * [--seven-day-limit TOKENS] [--max-records N]` (limits in tokens; the benchmarks pass limits too large to fill).
  * Prints `sim listening on URL`, then one JSON line `{url, tokenUrl, accounts:[{label, accessToken, refreshToken}]}`.
  * Stops on SIGINT/SIGTERM.
  */
@@ -13,7 +14,8 @@ function num(v: string | undefined, dflt: number): number {
   return Number.isFinite(n) ? n : dflt;
 }
 
-const USAGE = 'usage: node dist/sim.js [--accounts N] [--port P] [--host H] [--deltas N] [--interval-ms MS] [--five-hour-limit TOKENS]\n';
+const USAGE =
+  'usage: node dist/sim.js [--accounts N] [--port P] [--host H] [--deltas N] [--interval-ms MS] [--five-hour-limit TOKENS] [--seven-day-limit TOKENS] [--max-records N]\n';
 
 async function main(argv: string[]): Promise<void> {
   if (argv.includes('--help') || argv.includes('-h')) {
@@ -30,16 +32,23 @@ async function main(argv: string[]): Promise<void> {
       deltas: { type: 'string' },
       'interval-ms': { type: 'string' },
       'five-hour-limit': { type: 'string' },
+      'seven-day-limit': { type: 'string' },
+      'max-records': { type: 'string' },
     },
   });
-  const limit = values['five-hour-limit'];
-  const accounts = simAccounts(num(values.accounts, 3), limit ? { fiveHourLimitTokens: num(limit, 2_000_000) } : {});
+  const fiveHour = values['five-hour-limit'];
+  const sevenDay = values['seven-day-limit'];
+  const accounts = simAccounts(num(values.accounts, 3), {
+    ...(fiveHour ? { fiveHourLimitTokens: num(fiveHour, 2_000_000) } : {}),
+    ...(sevenDay ? { sevenDayLimitTokens: num(sevenDay, 20_000_000) } : {}),
+  });
   const sim = await startFakeUpstream({
     accounts,
     host: values.host ?? '127.0.0.1',
     port: num(values.port, 0),
     sseDeltaCount: num(values.deltas, 3),
     sseIntervalMs: num(values['interval-ms'], 0),
+    ...(values['max-records'] ? { maxRecords: num(values['max-records'], 10_000) } : {}),
   });
   process.stdout.write(`sim listening on ${sim.url}\n`);
   const tokens = accounts.map((a) => ({ label: a.label, accessToken: a.accessToken, refreshToken: a.refreshToken }));
