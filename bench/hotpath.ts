@@ -19,7 +19,8 @@ import { request } from 'undici';
 import { startFakeUpstream, simAccounts } from '../src/sim';
 import { checkClientKey } from '../src/proxy/guard';
 import { inspectRequest } from '../src/proxy/requestInfo';
-import { clientResponseHeaders, upstreamHeaders } from '../src/proxy/upstream';
+import { RequestBody } from '../src/proxy/body';
+import { clientHeaderList, upstreamHeaders } from '../src/proxy/upstream';
 import { parseUnifiedHeaders } from '../src/quota/headers';
 import { mergeSnapshot } from '../src/quota/merge';
 import { modelFamily } from '../src/quota/family';
@@ -167,15 +168,14 @@ export async function runHotpath(quick: boolean): Promise<HotpathRow[]> {
   const add = (step: string, fn: () => unknown) => rows.push({ step, us: time(fn, quick) });
   add('checkClientKey (2 × sha256, timingSafeEqual)', () => checkClientKey(req, clientKey));
   add('request id: randomBytes(9).toString(base64url)', () => randomBytes(9).toString('base64url'));
-  add('inspectRequest, small body (head regex)', () => inspectRequest(clientHeaders, small));
-  add('inspectRequest, 250 KB body (head regex)', () => inspectRequest(clientHeaders, large));
-  add('Buffer.concat of a 250 KB body from 4 chunks (readBody)', () =>
-    Buffer.concat([large.subarray(0, 65536), large.subarray(65536, 131072), large.subarray(131072, 196608), large.subarray(196608)], large.length),
-  );
+  const smallBody = RequestBody.of(small);
+  const largeBody = new RequestBody([large.subarray(0, 65536), large.subarray(65536, 131072), large.subarray(131072, 196608), large.subarray(196608)], large.length);
+  add('inspectRequest, small body (head regex)', () => inspectRequest(clientHeaders, smallBody));
+  add('inspectRequest, 250 KB body in 4 chunks (head regex)', () => inspectRequest(clientHeaders, largeBody));
   add('modelFamily + computeMetrics × 3 + planRoute (plan)', () => (modelFamily('claude-sonnet-4-5-20250929'), plan3()));
   add('upstreamHeaders (copy + credential + betas)', () => upstreamHeaders(clientHeaders, 'oauth', accounts[0].accessToken));
   add('parseUnifiedHeaders + mergeSnapshot (recordEvidence)', () => mergeSnapshot(snapshot, parseUnifiedHeaders(upHeaders, now)!));
-  add('clientResponseHeaders', () => clientResponseHeaders(upHeaders));
+  add('clientHeaderList', () => clientHeaderList(upHeaders, ['x-claude-router-account', 'a1']));
   add('usage from a JSON answer (JSON.parse of the body)', () => JSON.parse(jsonBody.toString('utf8')));
   add('SseScanner over a 25-event stream, one chunk', () => new SseScanner().feed(sseBytes).length);
   add('SseScanner over a 25-event stream, 25 chunks', () => {

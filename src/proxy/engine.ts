@@ -15,8 +15,8 @@ import { isEligible, planRoute, type PlanAccount, type RoutePlan } from '../rout
 import type { RoutingPolicy } from '../routing/policy';
 import { planToRecordFields, type DecisionRecord } from '../routing/decision';
 import { sendAnthropicError } from './anthropicError';
-import { ACCOUNT_HEADER, runAttempts } from './attempt';
-import { BodyTooLargeError, MAX_BODY_BYTES, readBody } from './body';
+import { ACCOUNT_HEADER, REQUEST_ID_HEADER, runAttempts } from './attempt';
+import { BodyTooLargeError, MAX_BODY_BYTES, readBody, type RequestBody } from './body';
 import type { DecisionSink } from './decisionLog';
 import { noUsableAccountAnswer } from './exhausted';
 import { checkClientKey, checkOrigin } from './guard';
@@ -25,6 +25,7 @@ import { inspectRequest, MalformedBodyError, type RequestInfo } from './requestI
 import type { RouterState } from './routerState';
 import { buildStatus, type StatusReport } from './status';
 import { createUpstreamAgent } from './upstream';
+import { ClientLink } from './upstreamCall';
 
 /** The configuration a request runs under. Immutable; replaced whole on reload. */
 export interface RuntimeConfig {
@@ -197,7 +198,7 @@ export class RouterEngine {
     const requestId = `req_router_${this.idPrefix}${(++this.requestCounter).toString(36)}`;
     const config = this.current; // one snapshot for this request's whole life
 
-    let body: Buffer;
+    let body: RequestBody;
     try {
       const declared = Number(req.headers['content-length']);
       if (/100-continue/i.test(String(req.headers.expect ?? '')) && !(declared > MAX_BODY_BYTES)) res.writeContinue();
@@ -220,9 +221,9 @@ export class RouterEngine {
       }
     }
 
-    const abort = new AbortController();
+    const client = new ClientLink();
     const onClose = () => {
-      if (!res.writableFinished) abort.abort();
+      if (!res.writableFinished) client.markGone();
     };
     res.on('close', onClose);
 
@@ -234,7 +235,6 @@ export class RouterEngine {
       this.state.counters.requests++;
       this.state.roundRobinCursor++;
     }
-    res.setHeader('x-claude-router-request-id', requestId);
 
     const accountsByLabel = new Map(config.accounts.map((a) => [a.label, a]));
     const result = await runAttempts(
@@ -249,7 +249,7 @@ export class RouterEngine {
         policy: config.policy,
         countLeases: isMessages,
         requestId,
-        signal: abort.signal,
+        client,
         onCommit: (account, attempted) => {
           if (isMessages) this.bindOnCommit(config.policy, info.sessionId, account, attempted, info.model);
         },
@@ -272,7 +272,7 @@ export class RouterEngine {
       outcome = 'no_usable_account';
       status = 429;
       this.state.counters.noUsableAccount++;
-      this.answerNoUsableAccount(config, res, info.model, result.cappedOut === true);
+      this.answerNoUsableAccount(config, res, requestId, info.model, result.cappedOut === true);
     }
     if (outcome === 'success') this.state.counters.served++;
     if (outcome === 'client_abort') this.state.counters.clientAborts++;
@@ -368,12 +368,13 @@ export class RouterEngine {
     this.state.affinity.bind(sessionId, served.id, now);
   }
 
-  private answerNoUsableAccount(config: RuntimeConfig, res: ServerResponse, model: string | null, cappedOut: boolean): void {
+  private answerNoUsableAccount(config: RuntimeConfig, res: ServerResponse, requestId: string, model: string | null, cappedOut: boolean): void {
     if (res.headersSent || res.destroyed) return;
     const now = this.now();
     if (cappedOut) {
       sendAnthropicError(res, 429, 'rate_limit_error', 'Claude Router: every usable account is at its max-inflight-per-account limit.', {
         'retry-after': '1',
+        [REQUEST_ID_HEADER]: requestId,
       });
       return;
     }
@@ -385,7 +386,7 @@ export class RouterEngine {
       now,
     );
     this.log.warn(answer.message);
-    const headers: Record<string, string> = { ...answer.windowHeaders };
+    const headers: Record<string, string> = { ...answer.windowHeaders, [REQUEST_ID_HEADER]: requestId };
     if (answer.retryAfterS !== undefined) headers['retry-after'] = String(answer.retryAfterS);
     sendAnthropicError(res, answer.status, answer.type, answer.message, headers);
   }

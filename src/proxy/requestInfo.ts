@@ -5,6 +5,7 @@
  * most once, and not at all when the session header is present and the model
  * sits at the head of the body (as Claude Code and the SDKs serialise it).
  */
+import type { RequestBody } from './body';
 import { sessionIdFromBody, sessionIdFromHeaders } from './sessionKey';
 
 export interface RequestInfo {
@@ -28,16 +29,16 @@ const HEAD_MODEL = /^\s*\{\s*"model"\s*:\s*"([\x20\x21\x23-\x5b\x5d-\x7e]{1,200}
  * @param body the raw body
  * @throws MalformedBodyError when the body had to be parsed and is not a JSON object
  */
-export function inspectRequest(headers: Record<string, string | string[] | undefined>, body: Buffer): RequestInfo {
+export function inspectRequest(headers: Record<string, string | string[] | undefined>, body: RequestBody): RequestInfo {
   const headerSession = sessionIdFromHeaders(headers);
   if (headerSession !== null && body.length > 0) {
-    const m = HEAD_MODEL.exec(body.subarray(0, 256).toString('latin1'));
+    const m = HEAD_MODEL.exec(body.head(256).toString('latin1'));
     if (m) return { model: m[1], sessionId: headerSession, stream: null };
   }
   if (body.length === 0) return { model: null, sessionId: headerSession, stream: null };
   let parsed: unknown;
   try {
-    parsed = JSON.parse(body.toString('utf8'));
+    parsed = JSON.parse(body.text());
   } catch {
     throw new MalformedBodyError('request body is not valid JSON');
   }

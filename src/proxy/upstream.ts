@@ -48,11 +48,11 @@ const DROP = new Set([
  */
 export function upstreamHeaders(client: IncomingHttpHeaders, kind: AccountKind, token: string): Record<string, string> {
   const out: Record<string, string> = {};
-  // Headers the client named in `Connection` are hop-by-hop too.
-  const hop = new Set(String(client.connection ?? '').toLowerCase().split(',').map((h) => h.trim()));
-  for (const [name, value] of Object.entries(client)) {
-    if (value === undefined || DROP.has(name) || hop.has(name)) continue;
-    out[name] = Array.isArray(value) ? value.join(', ') : value;
+  const hop = connectionOptions(client.connection);
+  for (const name in client) {
+    const value = client[name];
+    if (value === undefined || DROP.has(name) || hop?.has(name)) continue;
+    out[name] = typeof value === 'string' ? value : value.join(', ');
   }
   const betas = (out['anthropic-beta'] ?? '')
     .split(',')
@@ -70,16 +70,28 @@ export function upstreamHeaders(client: IncomingHttpHeaders, kind: AccountKind, 
   return out;
 }
 
-/** Response headers never relayed to the client (hop-by-hop; Node sets its own framing). */
-const DROP_RESPONSE = new Set(['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection', 'upgrade', 'trailer', 'te']);
+/** Headers a client named in `Connection` (hop-by-hop too, RFC 9110 §7.6.1); undefined for the usual `keep-alive`/`close`. */
+function connectionOptions(connection: string | undefined): Set<string> | undefined {
+  if (connection === undefined || connection === 'keep-alive' || connection === 'close') return undefined;
+  return new Set(connection.toLowerCase().split(',').map((h) => h.trim()));
+}
 
-/** Upstream response headers → headers for the client's response. */
-export function clientResponseHeaders(upstream: Record<string, string | string[] | undefined>): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(upstream)) {
+/** Response headers never relayed to the client (hop-by-hop; Node sets its own framing; we set the length). */
+const DROP_RESPONSE = new Set(['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection', 'upgrade', 'trailer', 'te', 'content-length']);
+
+/**
+ * The head of the client's response as a flat `[name, value, …]` list — the
+ * form `res.writeHead` takes without building a header object: the upstream's
+ * headers minus hop-by-hop ones and `content-length`, then `extra` (pairs).
+ */
+export function clientHeaderList(upstream: Record<string, string | string[] | undefined>, extra: readonly string[]): (string | string[])[] {
+  const out: (string | string[])[] = [];
+  for (const name in upstream) {
+    const value = upstream[name];
     if (value === undefined || DROP_RESPONSE.has(name)) continue;
-    out[name] = value;
+    out.push(name, value);
   }
+  for (const v of extra) out.push(v);
   return out;
 }
 

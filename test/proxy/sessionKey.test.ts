@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
 import fc from 'fast-check';
+import { RequestBody } from '../../src/proxy/body';
 import { inspectRequest, MalformedBodyError } from '../../src/proxy/requestInfo';
 import { sessionIdFromBody, sessionIdFromHeaders, sessionIdFromUserId } from '../../src/proxy/sessionKey';
 
@@ -10,7 +11,8 @@ const ACCOUNT = '11111111-2222-4333-8444-555555555555';
 const SEEDED = { seed: 4242, numRuns: 600 } as const;
 
 const jsonUserId = (o: Record<string, unknown>) => JSON.stringify(o);
-const body = (o: unknown) => Buffer.from(JSON.stringify(o));
+const body = (o: unknown) => RequestBody.of(Buffer.from(JSON.stringify(o)));
+const raw = (text: string) => RequestBody.of(Buffer.from(text));
 
 describe('proxy/sessionKey', () => {
   describe('sessionIdFromHeaders', () => {
@@ -85,9 +87,9 @@ describe('proxy/sessionKey', () => {
     const HDR = { 'x-claude-code-session-id': SID };
 
     it('fast path: header session + model at the head → no parse (stream unknown), malformed tail not detected', () => {
-      const info = inspectRequest(HDR, Buffer.from('{"model":"claude-sonnet-4-5","stream":true, this is not json'));
+      const info = inspectRequest(HDR, raw('{"model":"claude-sonnet-4-5","stream":true, this is not json'));
       assert.deepEqual(info, { model: 'claude-sonnet-4-5', sessionId: SID, stream: null });
-      const spaced = inspectRequest(HDR, Buffer.from(' { "model" : "claude-opus-4-1" , "messages": []}'));
+      const spaced = inspectRequest(HDR, raw(' { "model" : "claude-opus-4-1" , "messages": []}'));
       assert.equal(spaced.model, 'claude-opus-4-1');
     });
 
@@ -104,19 +106,29 @@ describe('proxy/sessionKey', () => {
 
     it('parse path when the model is not at the head, or escaped', () => {
       assert.deepEqual(inspectRequest(HDR, body({ stream: true, model: 'x' })), { model: 'x', sessionId: SID, stream: true });
-      assert.equal(inspectRequest(HDR, Buffer.from('{"model":"a\\u0062c"}')).model, 'abc');
+      assert.equal(inspectRequest(HDR, raw('{"model":"a\\u0062c"}')).model, 'abc');
+    });
+
+    it('a body received in several chunks reads the same as in one (model head split across chunks)', () => {
+      const text = JSON.stringify({ model: 'claude-sonnet-4-5', stream: true, metadata: { user_id: jsonUserId({ session_id: SID }) } });
+      for (const cut of [1, 5, 12, 20, text.length - 1]) {
+        const parts = [Buffer.from(text.slice(0, cut)), Buffer.from(text.slice(cut))];
+        const chunked = new RequestBody(parts, text.length);
+        assert.deepEqual(inspectRequest(HDR, chunked), inspectRequest(HDR, raw(text)), `cut at ${cut}`);
+        assert.deepEqual(inspectRequest({}, chunked), { model: 'claude-sonnet-4-5', sessionId: SID, stream: true }, `cut at ${cut}`);
+      }
     });
 
     it('empty body: no parse, no error', () => {
-      assert.deepEqual(inspectRequest({}, Buffer.alloc(0)), { model: null, sessionId: null, stream: null });
-      assert.deepEqual(inspectRequest(HDR, Buffer.alloc(0)), { model: null, sessionId: SID, stream: null });
+      assert.deepEqual(inspectRequest({}, RequestBody.of(Buffer.alloc(0))), { model: null, sessionId: null, stream: null });
+      assert.deepEqual(inspectRequest(HDR, RequestBody.of(Buffer.alloc(0))), { model: null, sessionId: SID, stream: null });
     });
 
     it('malformed JSON → MalformedBodyError only when parsing was needed', () => {
-      assert.throws(() => inspectRequest({}, Buffer.from('{"model":"x",')), MalformedBodyError);
-      assert.throws(() => inspectRequest(HDR, Buffer.from('{"stream":true,')), MalformedBodyError);
-      for (const notObject of ['[]', '"x"', '42', 'null', 'true']) assert.throws(() => inspectRequest({}, Buffer.from(notObject)), MalformedBodyError, notObject);
-      assert.doesNotThrow(() => inspectRequest(HDR, Buffer.from('{"model":"x",')));
+      assert.throws(() => inspectRequest({}, raw('{"model":"x",')), MalformedBodyError);
+      assert.throws(() => inspectRequest(HDR, raw('{"stream":true,')), MalformedBodyError);
+      for (const notObject of ['[]', '"x"', '42', 'null', 'true']) assert.throws(() => inspectRequest({}, raw(notObject)), MalformedBodyError, notObject);
+      assert.doesNotThrow(() => inspectRequest(HDR, raw('{"model":"x",')));
     });
 
     it('non-string model and stream read as null', () => {
@@ -126,9 +138,9 @@ describe('proxy/sessionKey', () => {
     it('the fast path and the parse path agree on the model whenever the fast path applies', () => {
       fc.assert(
         fc.property(fc.string({ unit: 'binary', minLength: 1, maxLength: 40 }), (model) => {
-          const raw = Buffer.from(JSON.stringify({ model, stream: true }));
-          const fast = inspectRequest(HDR, raw);
-          const parsed = inspectRequest({}, raw);
+          const one = raw(JSON.stringify({ model, stream: true }));
+          const fast = inspectRequest(HDR, one);
+          const parsed = inspectRequest({}, one);
           assert.equal(fast.model, parsed.model);
         }),
         SEEDED,
@@ -151,10 +163,13 @@ describe('proxy/sessionKey', () => {
 
     it('inspectRequest throws nothing but MalformedBodyError on arbitrary input', () => {
       fc.assert(
-        fc.property(headersArb, anyJsonish, fc.uint8Array({ maxLength: 64 }), fc.boolean(), (headers, text, bytes, useBytes) => {
+        fc.property(headersArb, anyJsonish, fc.uint8Array({ maxLength: 64 }), fc.boolean(), fc.nat(), (headers, text, bytes, useBytes, cutAt) => {
           const buf = useBytes ? Buffer.from(bytes) : Buffer.from(text);
+          // Received in one chunk or two, cut anywhere.
+          const cut = cutAt % (buf.length + 1);
+          const body = cut > 0 && cut < buf.length ? new RequestBody([buf.subarray(0, cut), buf.subarray(cut)], buf.length) : RequestBody.of(buf);
           try {
-            const info = inspectRequest(headers, buf);
+            const info = inspectRequest(headers, body);
             assert.ok(info.sessionId === null || (typeof info.sessionId === 'string' && info.sessionId.length <= 200));
             assert.ok(info.model === null || typeof info.model === 'string');
           } catch (err) {

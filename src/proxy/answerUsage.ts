@@ -1,0 +1,57 @@
+/**
+ * Token usage read from upstream answers: the `usage` object of a JSON
+ * message, and of an event stream's `message_start` and `message_delta`
+ * events (anthropic-wire.md §3; a delta's counts are cumulative and replace
+ * the start's).
+ */
+import type { UsageRecord } from '../routing/decision';
+
+/** Usage from a JSON answer: null when it has none, undefined when the body is not JSON at all. */
+export function usageFromJson(body: Buffer): UsageRecord | null | undefined {
+  let json: unknown;
+  try {
+    json = JSON.parse(body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  const usage = json && typeof json === 'object' ? (json as Record<string, unknown>).usage : undefined;
+  return usage && typeof usage === 'object' ? toUsage(usage as Record<string, unknown>, null) : null;
+}
+
+/** Usage from one event's data, applied over `prev`; `prev` when the event carries none. */
+export function usageFromEvent(event: 'message_start' | 'message_delta', data: string, prev: UsageRecord | null): UsageRecord | null {
+  const json = parseObject(data);
+  const u = event === 'message_start' ? (json?.message as Record<string, unknown> | undefined)?.usage : json?.usage;
+  return u && typeof u === 'object' ? toUsage(u as Record<string, unknown>, prev) : prev;
+}
+
+/** The `error.type` of an `event: error`'s data, or `api_error` when unreadable. */
+export function streamErrorType(data: string): string {
+  const error = parseObject(data)?.error;
+  const type = error && typeof error === 'object' ? (error as Record<string, unknown>).type : undefined;
+  return typeof type === 'string' ? type : 'api_error';
+}
+
+/** A JSON object, or undefined for anything else (garbage, arrays, scalars). */
+function parseObject(text: string): Record<string, unknown> | undefined {
+  try {
+    const v = JSON.parse(text) as unknown;
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function num(v: unknown): number {
+  return typeof v === 'number' && Number.isFinite(v) ? v : 0;
+}
+
+function toUsage(u: Record<string, unknown>, prev: UsageRecord | null): UsageRecord {
+  return {
+    inputTokens: u.input_tokens !== undefined ? num(u.input_tokens) : prev?.inputTokens ?? 0,
+    outputTokens: u.output_tokens !== undefined ? num(u.output_tokens) : prev?.outputTokens ?? 0,
+    cacheCreationInputTokens:
+      u.cache_creation_input_tokens !== undefined ? num(u.cache_creation_input_tokens) : prev?.cacheCreationInputTokens ?? 0,
+    cacheReadInputTokens: u.cache_read_input_tokens !== undefined ? num(u.cache_read_input_tokens) : prev?.cacheReadInputTokens ?? 0,
+  };
+}

@@ -1,0 +1,145 @@
+/**
+ * Relays an upstream event stream to the client as it arrives — each upstream
+ * chunk of whole events in one client write, so a burst of events reaches the
+ * client as the same number of chunks. The stream is held until its first
+ * meaningful event (not `ping`): an `event: error` before that rotates to the
+ * next account with nothing sent; after it the response is committed, and a
+ * failure ends the stream with one Anthropic-shaped `event: error` after the
+ * last whole event — never half an event, never a second `message_start`.
+ */
+import type { ServerResponse } from 'node:http';
+import type { Dispatcher } from 'undici';
+import type { DecisionOutcome, UsageRecord } from '../routing/decision';
+import { streamErrorType, usageFromEvent } from './answerUsage';
+import { scanCompleteEvents, SseFramer, sseErrorFrame } from './sse';
+import type { ClientLink, StreamingBody } from './upstreamCall';
+
+/** What the relay asks of the attempt that runs it. */
+export interface StreamRelayHooks {
+  /** Writes the response head and binds the session; called once, before the first event goes out. */
+  commit(): void;
+  /** Records the attempt's result (`success`, `truncated`, `stream_rate_limited`, …). */
+  record(result: string): void;
+  /** An `event: error` of `type` arrived before any content: cools the account down; returns the result to record. */
+  errorBeforeContent(type: string): string;
+  warn(message: string): void;
+}
+
+/** How the relay ended. */
+export type StreamEnd =
+  | { kind: 'served'; outcome: DecisionOutcome; usage: UsageRecord | null }
+  /** Nothing was sent: try another account. `status`/`type` describe the failure for the client if none is left. */
+  | { kind: 'rotate'; status: number; type: string; message: string }
+  | { kind: 'client_gone' };
+
+/** HTTP status that stands for an `event: error` type when it must be answered as a plain response. */
+const STREAM_ERROR_STATUS: Record<string, number> = { overloaded_error: 529, rate_limit_error: 429, api_error: 500 };
+
+export class StreamRelay implements StreamingBody {
+  private readonly framer = new SseFramer();
+  /** Whole events received before commit (pings), sent with the first content. */
+  private readonly held: Buffer[] = [];
+  private committed = false;
+  private sawStop = false;
+  private sawError = false;
+  private usage: UsageRecord | null = null;
+  private ended = false;
+  private readonly resume = (): void => this.controller.resume();
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly link: ClientLink,
+    private readonly controller: Dispatcher.DispatchController,
+    private readonly hooks: StreamRelayHooks,
+    private readonly settle: (end: StreamEnd) => void,
+  ) {}
+
+  onData(chunk: Buffer): void {
+    if (this.ended) return;
+    try {
+      this.relay(chunk);
+    } catch (err) {
+      // A throw here would escape undici's parser callbacks; end this attempt instead.
+      this.conclude(err as Error);
+      this.abortUpstream();
+    }
+  }
+
+  onEnd(): void {
+    this.conclude(undefined);
+  }
+
+  onError(err: Error): void {
+    this.conclude(err);
+  }
+
+  private relay(chunk: Buffer): void {
+    // Only whole events go to the client; a partial event waits for its end.
+    const complete = this.framer.push(chunk);
+    if (!complete) return;
+    for (const ev of scanCompleteEvents(complete)) {
+      if (ev.event === 'ping') continue;
+      if (!this.committed) {
+        if (ev.event === 'error') {
+          const type = streamErrorType(ev.data());
+          this.hooks.record(this.hooks.errorBeforeContent(type));
+          this.ended = true;
+          this.settle({ kind: 'rotate', status: STREAM_ERROR_STATUS[type] ?? 500, type, message: `Upstream stream error before content (${type}).` });
+          this.abortUpstream();
+          return;
+        }
+        this.committed = true;
+        this.hooks.commit();
+      }
+      if (ev.event === 'message_start' || ev.event === 'message_delta') this.usage = usageFromEvent(ev.event, ev.data(), this.usage);
+      else if (ev.event === 'message_stop') this.sawStop = true;
+      else if (ev.event === 'error') this.sawError = true;
+    }
+    if (!this.committed) {
+      this.held.push(complete);
+      return;
+    }
+    const out = this.held.length > 0 ? Buffer.concat([...this.held.splice(0), complete]) : complete;
+    if (!this.res.write(out)) {
+      // Backpressure: the client reads slower than upstream sends.
+      this.controller.pause();
+      this.res.once('drain', this.resume);
+    }
+  }
+
+  /** The stream ended (`failure` undefined), broke, or the client left. */
+  private conclude(failure: Error | undefined): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.res.off('drain', this.resume);
+    if (failure && this.link.gone) {
+      this.hooks.record('client_abort');
+      return this.settle(this.committed ? { kind: 'served', outcome: 'client_abort', usage: this.usage } : { kind: 'client_gone' });
+    }
+    if (!this.committed) {
+      if (failure) {
+        this.hooks.record('stream_failed');
+        this.hooks.warn(`stream failed before content (${failure.message})`);
+        return this.settle({ kind: 'rotate', status: 502, type: 'api_error', message: 'Claude Router: the upstream stream failed before any content.' });
+      }
+      // An empty stream (or one with only pings) gave the client nothing: rotate.
+      this.hooks.record('empty_stream');
+      return this.settle({ kind: 'rotate', status: 502, type: 'api_error', message: 'Claude Router: the upstream stream ended before any content.' });
+    }
+    if (failure) this.hooks.warn(`stream failed after content (${failure.message})`);
+    let outcome: DecisionOutcome = 'success';
+    if (this.sawError) outcome = 'error_after_commit';
+    else if (!this.sawStop) {
+      // A held partial event is dropped: the client sees whole events, then one clean error.
+      outcome = 'truncated';
+      this.res.write(sseErrorFrame('api_error', 'Claude Router: the upstream stream ended before message_stop.'));
+    }
+    this.hooks.record(outcome);
+    this.res.end();
+    this.settle({ kind: 'served', outcome, usage: this.usage });
+  }
+
+  private abortUpstream(): void {
+    this.controller.abort(new Error('relay ended the upstream stream'));
+  }
+}

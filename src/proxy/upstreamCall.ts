@@ -1,0 +1,142 @@
+/**
+ * One upstream call on undici's dispatch handler API: the answer's head and
+ * body arrive as callbacks, with no response stream object in between (the
+ * lightest way undici offers to read an answer). A caller either buffers the
+ * body (JSON answers, errors) or takes it over chunk by chunk (event streams).
+ * The client going away aborts the call.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Dispatcher } from 'undici';
+
+/** Thrown into a running call when the client's connection closed. */
+export class ClientGoneError extends Error {
+  constructor() {
+    super('the client went away');
+  }
+}
+
+/** Whether the client is still there, and the upstream call to abort when it goes. */
+export class ClientLink {
+  private running: Dispatcher.DispatchController | undefined;
+  gone = false;
+
+  /** The client's connection closed before its answer was complete: aborts the running call. */
+  markGone(): void {
+    if (this.gone) return;
+    this.gone = true;
+    this.running?.abort(new ClientGoneError());
+  }
+
+  attach(controller: Dispatcher.DispatchController): void {
+    this.running = controller;
+    if (this.gone) controller.abort(new ClientGoneError());
+  }
+
+  detach(controller: Dispatcher.DispatchController): void {
+    if (this.running === controller) this.running = undefined;
+  }
+}
+
+/** The head of an upstream answer. Header names are lower case (undici). */
+export interface UpstreamHead {
+  status: number;
+  headers: IncomingHttpHeaders;
+}
+
+/** Takes over an answer's body as it arrives; it settles the call itself. */
+export interface StreamingBody {
+  onData(chunk: Buffer): void;
+  onEnd(): void;
+  onError(err: Error): void;
+}
+
+/** How the caller reads a body: buffered up to a size (then the call is cut), or streamed. */
+export type BodyMode = { buffer: number } | { stream: StreamingBody };
+
+export type CallResult<T> =
+  /** No answer head: connection refused or reset, timeout, or aborted. */
+  | { kind: 'failed'; error: Error }
+  /** A buffered answer. `error`: the body broke off (what arrived is in `body`); `truncated`: cut at the cap. */
+  | { kind: 'buffered'; head: UpstreamHead; body: Buffer; error?: Error; truncated: boolean }
+  /** A streamed answer, with the value its StreamingBody settled with. */
+  | { kind: 'streamed'; value: T };
+
+/**
+ * Sends one request upstream.
+ * @param onHead called once with the answer's head; returns how to read the body. A streaming
+ *   body calls `settle` exactly once; later callbacks are ignored.
+ * Never rejects.
+ */
+export function callUpstream<T>(
+  dispatcher: Dispatcher,
+  request: Dispatcher.DispatchOptions,
+  link: ClientLink,
+  onHead: (head: UpstreamHead, controller: Dispatcher.DispatchController, settle: (value: T) => void) => BodyMode,
+): Promise<CallResult<T>> {
+  return new Promise((resolve) => {
+    let settled = false;
+    let controller: Dispatcher.DispatchController | undefined;
+    let head: UpstreamHead | undefined;
+    let stream: StreamingBody | undefined;
+    let cap = 0;
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let truncated = false;
+
+    const finish = (result: CallResult<T>): void => {
+      if (settled) return;
+      settled = true;
+      if (controller) link.detach(controller);
+      resolve(result);
+    };
+    const buffered = (error?: Error): CallResult<T> => ({
+      kind: 'buffered',
+      head: head!,
+      body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size),
+      error,
+      truncated,
+    });
+
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart(c) {
+        controller = c;
+        link.attach(c);
+      },
+      onResponseStart(c, status, headers) {
+        if (status < 200) return; // informational (103 Early Hints): the real head follows
+        head = { status, headers };
+        const mode = onHead(head, c, (value) => finish({ kind: 'streamed', value }));
+        if ('stream' in mode) stream = mode.stream;
+        else cap = mode.buffer;
+      },
+      onResponseData(c, chunk) {
+        if (settled) return;
+        if (stream) return stream.onData(chunk);
+        if (size + chunk.length > cap) {
+          truncated = true;
+          finish(buffered());
+          c.abort(new Error('answer body over the read limit'));
+          return;
+        }
+        size += chunk.length;
+        chunks.push(chunk);
+      },
+      onResponseEnd() {
+        if (settled) return;
+        if (stream) return stream.onEnd();
+        finish(buffered());
+      },
+      onResponseError(_c, err) {
+        if (settled) return;
+        if (!head) return finish({ kind: 'failed', error: err });
+        if (stream) return stream.onError(err);
+        finish(buffered(err));
+      },
+    };
+    try {
+      dispatcher.dispatch(request, handler);
+    } catch (err) {
+      finish({ kind: 'failed', error: err as Error });
+    }
+  });
+}
