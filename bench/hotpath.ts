@@ -9,7 +9,6 @@
  *
  *   node out/bench/hotpath.js [--quick]   (run.ts forks it and receives the rows over IPC)
  */
-import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import * as os from 'node:os';
@@ -24,7 +23,7 @@ import { clientHeaderList, upstreamHeaders } from '../src/proxy/upstream';
 import { parseUnifiedHeaders } from '../src/quota/headers';
 import { mergeSnapshot } from '../src/quota/merge';
 import { modelFamily } from '../src/quota/family';
-import { SseScanner } from '../src/proxy/sse';
+import { forEachEvent, SseFramer } from '../src/proxy/sse';
 import { computeMetrics } from '../src/routing/metrics';
 import { planRoute, type PlanAccount } from '../src/routing/plan';
 import { DEFAULT_POLICY } from '../src/routing/policy';
@@ -167,7 +166,6 @@ export async function runHotpath(quick: boolean): Promise<HotpathRow[]> {
   const rows: HotpathRow[] = [];
   const add = (step: string, fn: () => unknown) => rows.push({ step, us: time(fn, quick) });
   add('checkClientKey (2 × sha256, timingSafeEqual)', () => checkClientKey(req, clientKey));
-  add('request id: randomBytes(9).toString(base64url)', () => randomBytes(9).toString('base64url'));
   const smallBody = RequestBody.of(small);
   const largeBody = new RequestBody([large.subarray(0, 65536), large.subarray(65536, 131072), large.subarray(131072, 196608), large.subarray(196608)], large.length);
   add('inspectRequest, small body (head regex)', () => inspectRequest(clientHeaders, smallBody));
@@ -177,13 +175,18 @@ export async function runHotpath(quick: boolean): Promise<HotpathRow[]> {
   add('parseUnifiedHeaders + mergeSnapshot (recordEvidence)', () => mergeSnapshot(snapshot, parseUnifiedHeaders(upHeaders, now)!));
   add('clientHeaderList', () => clientHeaderList(upHeaders, ['x-claude-router-account', 'a1']));
   add('usage from a JSON answer (JSON.parse of the body)', () => JSON.parse(jsonBody.toString('utf8')));
-  add('SseScanner over a 25-event stream, one chunk', () => new SseScanner().feed(sseBytes).length);
-  add('SseScanner over a 25-event stream, 25 chunks', () => {
-    const s = new SseScanner();
+  // What the stream relay does per chunk: frame whole events, read their names.
+  const countEvents = (chunks: Buffer[]) => {
+    const framer = new SseFramer();
     let n = 0;
-    for (const e of sseEvents) n += s.feed(e).length;
+    for (const c of chunks) {
+      const complete = framer.push(c);
+      if (complete) forEachEvent(complete, () => ++n > 0);
+    }
     return n;
-  });
+  };
+  add('SseFramer + forEachEvent over a 25-event stream, one chunk', () => countEvents([sseBytes]));
+  add('SseFramer + forEachEvent over a 25-event stream, 25 chunks', () => countEvents(sseEvents));
   add('decision record: planToRecordFields + new Date().toISOString()', () => ({ ...planToRecordFields(plan, policy), ts: new Date(now).toISOString() }));
   const line = JSON.stringify(record);
   add(`decision record: JSON.stringify (${line.length} bytes)`, () => JSON.stringify(record));

@@ -97,10 +97,14 @@ export class SseFramer {
   }
 }
 
+/** Byte needles (a string needle is encoded on every search). */
+const LFLF = Buffer.from('\n\n');
+const LFCRLF = Buffer.from('\n\r\n');
+
 /** Index just after the last blank line (`\n\n`, `\r\n\r\n`, `\n\r\n`) in `buf`, or -1 (native search). */
 function lastBoundaryEnd(buf: Buffer): number {
-  const lf = buf.lastIndexOf('\n\n');
-  const crlf = buf.lastIndexOf('\n\r\n');
+  const lf = buf.lastIndexOf(LFLF);
+  const crlf = buf.lastIndexOf(LFCRLF);
   return Math.max(lf >= 0 ? lf + 2 : -1, crlf >= 0 ? crlf + 3 : -1);
 }
 
@@ -114,53 +118,57 @@ function joinBoundaryEnd(prev: Buffer, next: Buffer): number {
   return -1;
 }
 
-/** An event found in complete SSE bytes: its name, and its data decoded only when asked for. */
-export interface ScannedEvent {
-  event: string;
-  /** The event's data text (joined `data:` lines). Decoded on call. */
-  data(): string;
+/**
+ * Called for each event found by {@link forEachEvent}: its name, and where its lines are in
+ * `buf` (read the data with {@link eventData} only when needed). Returning false stops the scan.
+ */
+export type EventVisitor = (event: string, buf: Buffer, start: number, end: number) => boolean;
+
+const COLON = 0x3a;
+const SPACE = 0x20;
+
+/** Whether the line `buf[start, end)` holds the field `name` (`name` then `:` or the end of the line). */
+function isField(buf: Buffer, start: number, end: number, name: string): boolean {
+  const n = name.length;
+  if (end - start < n || (end - start > n && buf[start + n] !== COLON)) return false;
+  for (let i = 0; i < n; i++) if (buf[start + i] !== name.charCodeAt(i)) return false;
+  return true;
 }
 
 /**
- * Reads the events in bytes that hold only complete events (an SseFramer's
- * output). Event names are read from the bytes; data is decoded only for the
- * events the caller asks about, so content deltas cost no string work.
+ * Reads the events in bytes that hold only complete events (an SseFramer's output), in one
+ * pass over the lines, with the same field rules as {@link SseScanner}: event names are
+ * read from the bytes; data is not decoded, so content deltas cost no string work.
  */
-export function scanCompleteEvents(buf: Buffer): ScannedEvent[] {
-  const out: ScannedEvent[] = [];
+export function forEachEvent(buf: Buffer, visit: EventVisitor): void {
   let pos = 0;
+  let blockStart = 0;
+  let name: string | undefined;
+  let any = false;
   while (pos < buf.length) {
-    let end = buf.indexOf('\n\n', pos);
-    const crlf = buf.indexOf('\n\r\n', pos);
-    let sep = 2;
-    if (crlf >= 0 && (end < 0 || crlf < end)) {
-      end = crlf;
-      sep = 3;
+    let lineEnd = buf.indexOf(LF, pos);
+    if (lineEnd < 0) lineEnd = buf.length;
+    const contentEnd = lineEnd > pos && buf[lineEnd - 1] === CR ? lineEnd - 1 : lineEnd;
+    if (contentEnd === pos) {
+      // A blank line ends the event.
+      if (any && !visit(name ?? 'message', buf, blockStart, pos)) return;
+      name = undefined;
+      any = false;
+      blockStart = lineEnd + 1;
+    } else if (isField(buf, pos, contentEnd, 'event')) {
+      let v = Math.min(pos + 6, contentEnd);
+      if (buf[v] === SPACE && v < contentEnd) v++;
+      name = buf.toString('utf8', v, contentEnd);
+      any = true;
+    } else if (isField(buf, pos, contentEnd, 'data')) {
+      any = true;
     }
-    if (end < 0) end = buf.length;
-    const block = buf.subarray(pos, end + 1);
-    pos = end + sep;
-    let name: string | undefined;
-    let any = false;
-    let lineStart = 0;
-    while (lineStart < block.length) {
-      let lineEnd = block.indexOf(LF, lineStart);
-      if (lineEnd < 0) lineEnd = block.length;
-      const first = block[lineStart];
-      if (first === 0x65 /* e */ && block.toString('latin1', lineStart, lineStart + 6) === 'event:') {
-        let v = lineStart + 6;
-        if (block[v] === 0x20) v++;
-        let e = lineEnd;
-        if (block[e - 1] === CR) e--;
-        name = block.toString('utf8', v, e);
-        any = true;
-      } else if (first === 0x64 /* d */) {
-        any = true;
-      }
-      lineStart = lineEnd + 1;
-    }
-    if (!any) continue;
-    out.push({ event: name ?? 'message', data: () => parseBlock(block.toString('utf8').replace(/\r?\n$/, ''))?.data ?? '' });
+    pos = lineEnd + 1;
   }
-  return out;
+  if (any) visit(name ?? 'message', buf, blockStart, buf.length);
+}
+
+/** The data text (joined `data:` lines) of the event at `buf[start, end)`. Decodes on call. */
+export function eventData(buf: Buffer, start: number, end: number): string {
+  return parseBlock(buf.toString('utf8', start, end).replace(/\r?\n$/, ''))?.data ?? '';
 }

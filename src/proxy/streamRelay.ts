@@ -11,7 +11,7 @@ import type { ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import type { DecisionOutcome, UsageRecord } from '../routing/decision';
 import { streamErrorType, usageFromEvent } from './answerUsage';
-import { scanCompleteEvents, SseFramer, sseErrorFrame } from './sse';
+import { eventData, forEachEvent, SseFramer, sseErrorFrame } from './sse';
 import type { ClientLink, StreamingBody } from './upstreamCall';
 
 /** What the relay asks of the attempt that runs it. */
@@ -77,24 +77,8 @@ export class StreamRelay implements StreamingBody {
     // Only whole events go to the client; a partial event waits for its end.
     const complete = this.framer.push(chunk);
     if (!complete) return;
-    for (const ev of scanCompleteEvents(complete)) {
-      if (ev.event === 'ping') continue;
-      if (!this.committed) {
-        if (ev.event === 'error') {
-          const type = streamErrorType(ev.data());
-          this.hooks.record(this.hooks.errorBeforeContent(type));
-          this.ended = true;
-          this.settle({ kind: 'rotate', status: STREAM_ERROR_STATUS[type] ?? 500, type, message: `Upstream stream error before content (${type}).` });
-          this.abortUpstream();
-          return;
-        }
-        this.committed = true;
-        this.hooks.commit();
-      }
-      if (ev.event === 'message_start' || ev.event === 'message_delta') this.usage = usageFromEvent(ev.event, ev.data(), this.usage);
-      else if (ev.event === 'message_stop') this.sawStop = true;
-      else if (ev.event === 'error') this.sawError = true;
-    }
+    forEachEvent(complete, this.watch);
+    if (this.ended) return;
     if (!this.committed) {
       this.held.push(complete);
       return;
@@ -106,6 +90,27 @@ export class StreamRelay implements StreamingBody {
       this.res.once('drain', this.resume);
     }
   }
+
+  /** Looks at one event on its way through; false stops the scan (the attempt is over). */
+  private readonly watch = (event: string, buf: Buffer, start: number, end: number): boolean => {
+    if (event === 'ping') return true;
+    if (!this.committed) {
+      if (event === 'error') {
+        const type = streamErrorType(eventData(buf, start, end));
+        this.hooks.record(this.hooks.errorBeforeContent(type));
+        this.ended = true;
+        this.settle({ kind: 'rotate', status: STREAM_ERROR_STATUS[type] ?? 500, type, message: `Upstream stream error before content (${type}).` });
+        this.abortUpstream();
+        return false;
+      }
+      this.committed = true;
+      this.hooks.commit();
+    }
+    if (event === 'message_start' || event === 'message_delta') this.usage = usageFromEvent(event, eventData(buf, start, end), this.usage);
+    else if (event === 'message_stop') this.sawStop = true;
+    else if (event === 'error') this.sawError = true;
+    return true;
+  };
 
   /** The stream ended (`failure` undefined), broke, or the client left. */
   private conclude(failure: Error | undefined): void {

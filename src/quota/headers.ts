@@ -43,6 +43,28 @@ export function lowerCaseHeaders(headers: unknown): Map<string, string> {
   return out;
 }
 
+/**
+ * The `anthropic-ratelimit-unified-*` headers only, lower-cased, first value each (as
+ * {@link lowerCaseHeaders}, without copying the other headers of every response).
+ */
+function unifiedHeaders(headers: unknown): Map<string, string> {
+  const out = new Map<string, string>();
+  if (headers === null || typeof headers !== 'object' || Array.isArray(headers)) return out;
+  const bag = headers as Record<string, unknown>;
+  for (const name in bag) {
+    if (!Object.hasOwn(bag, name) || name.length < UNIFIED_PREFIX.length) continue;
+    const key = name.startsWith(UNIFIED_PREFIX) ? name : name.toLowerCase();
+    if (!key.startsWith(UNIFIED_PREFIX)) continue;
+    const raw = bag[name];
+    const first = Array.isArray(raw) ? raw[0] : raw;
+    let value: string | undefined;
+    if (typeof first === 'string') value = first;
+    else if (typeof first === 'number' && Number.isFinite(first)) value = String(first);
+    if (value !== undefined && !out.has(key)) out.set(key, value);
+  }
+  return out;
+}
+
 /** A header utilisation string → FRACTION, or undefined when not a number or negative. Kept even above 1.5. */
 function parseFraction(value: string | undefined): number | undefined {
   const n = parseDecimal(value);
@@ -63,10 +85,15 @@ function parseBool(value: string | undefined): boolean | undefined {
   return undefined;
 }
 
-/** Drops undefined properties so snapshots compare cleanly and serialise small. */
+/**
+ * A copy without undefined properties, so snapshots compare cleanly and serialise small.
+ * Copied rather than `delete`d: objects that lose properties drop to V8's slow dictionary
+ * mode, and snapshots are read on every routing decision.
+ */
 function compact<T extends object>(o: T): T {
-  for (const k of Object.keys(o) as (keyof T)[]) if (o[k] === undefined) delete o[k];
-  return o;
+  const out = {} as T;
+  for (const k in o) if (o[k] !== undefined) out[k] = o[k];
+  return out;
 }
 
 function readWindow(h: Map<string, string>, stem: string): QuotaWindow | undefined {
@@ -82,7 +109,6 @@ function readWindow(h: Map<string, string>, stem: string): QuotaWindow | undefin
 function scopedFamilies(h: Map<string, string>): string[] {
   const families = new Set<string>();
   for (const name of h.keys()) {
-    if (!name.startsWith(UNIFIED_PREFIX)) continue;
     const m = SCOPED_HEADER.exec(name.slice(UNIFIED_PREFIX.length));
     if (m && isFamilyKey(m[1]!)) families.add(m[1]!);
   }
@@ -103,8 +129,8 @@ function scopedFamilies(h: Map<string, string>): string[] {
  *   Scoped windows are keyed by the lower-case family from `7d_<family>-*`. Never throws.
  */
 export function parseUnifiedHeaders(headers: HeaderBag, observedAtMs: number): QuotaSnapshot | undefined {
-  const h = lowerCaseHeaders(headers);
-  if (![...h.keys()].some((k) => k.startsWith(UNIFIED_PREFIX))) return undefined;
+  const h = unifiedHeaders(headers);
+  if (h.size === 0) return undefined;
   const get = (suffix: string): string | undefined => h.get(UNIFIED_PREFIX + suffix);
 
   const scoped = new Map<string, ScopedQuotaWindow>();

@@ -51,10 +51,11 @@ function pick<T extends { resetAtMs?: number }>(
 
 /** Stamps a carried group's own observation time, or removes the stamp when it equals the snapshot's. */
 function stamp<T extends { observedAtMs?: number }>(t: Timed<T>, refMs: number): T {
-  const v = { ...t.value };
-  if (t.atMs < refMs) v.observedAtMs = t.atMs;
-  else delete v.observedAtMs;
-  return v;
+  if (t.atMs < refMs) return { ...t.value, observedAtMs: t.atMs };
+  if (t.value.observedAtMs === undefined) return t.value; // snapshots are never mutated: share it
+  // Copied without the stamp rather than `delete`d (which leaves a slow dictionary-mode object).
+  const { observedAtMs: _stamp, ...rest } = t.value;
+  return rest as T;
 }
 
 function timedWindow<W extends QuotaWindow | OverageInfo>(w: W | undefined, snap: QuotaSnapshot): Timed<W> | undefined {

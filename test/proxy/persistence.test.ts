@@ -84,7 +84,7 @@ describe('router state across restarts, usage polling, caps, log rotation', () =
   it('rotates decisions.jsonl by size and by day, keeping a bounded number of files', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'router-log-'));
     let t = Date.UTC(2026, 10, 30, 23, 59, 0);
-    const log = new DecisionLog({ dir, maxBytes: 2_000, keep: 3, now: () => t });
+    const log = new DecisionLog({ dir, maxBytes: 2_000, keep: 3, flushIntervalMs: 0, now: () => t });
     const rec = (i: number) => ({ schemaVersion: 1, requestId: `r${i}`, pad: 'x'.repeat(300) }) as unknown as DecisionRecord;
     const tick = () => new Promise((r) => setImmediate(r)); // requests arrive over many event-loop turns
     for (let i = 0; i < 20; i++) {

@@ -1,12 +1,49 @@
 import { strict as assert } from 'node:assert';
 import fc from 'fast-check';
-import { scanCompleteEvents, SseFramer, SseScanner } from '../../src/proxy/sse';
+import { eventData, forEachEvent, SseFramer, SseScanner } from '../../src/proxy/sse';
 
 const eventArb = fc.record({
   event: fc.constantFrom('message_start', 'content_block_delta', 'ping', 'message_stop', 'error', 'ünïcode'),
   data: fc.oneof(fc.json(), fc.constant('{"type":"ping"}')).map((d) => d.replace(/[\r\n]/g, ' ')),
   crlf: fc.boolean(),
 });
+
+/** Any block of lines the SSE grammar allows: several data lines, comments, ids, no name, look-alike fields. */
+const lineArb = fc.oneof(
+  eventArb.map((e) => `event: ${e.event}`),
+  eventArb.map((e) => `event:${e.event}`),
+  fc.constant('event'),
+  eventArb.map((e) => `data: ${e.data}`),
+  eventArb.map((e) => `data:${e.data}`),
+  fc.constant('data'),
+  fc.constant(': keep-alive comment'),
+  fc.constant('id: 7'),
+  fc.constant('eventful: not a name'),
+  fc.constant('datum: not data'),
+);
+const blockArb = fc.record({ lines: fc.array(lineArb, { minLength: 1, maxLength: 4 }), crlf: fc.boolean() });
+
+function chunked(bytes: Buffer, cuts: number[]): Buffer[] {
+  const out: Buffer[] = [];
+  let at = 0;
+  for (const n of [...cuts, bytes.length]) {
+    if (at >= bytes.length) break;
+    const chunk = bytes.subarray(at, Math.min(bytes.length, at + n));
+    at += chunk.length;
+    out.push(chunk);
+  }
+  return out;
+}
+
+function scanAll(chunks: Buffer[]): { seen: string[][]; framer: SseFramer } {
+  const framer = new SseFramer();
+  const seen: string[][] = [];
+  for (const chunk of chunks) {
+    const complete = framer.push(chunk);
+    if (complete) forEachEvent(complete, (event, buf, start, end) => seen.push([event, eventData(buf, start, end)]) > 0);
+  }
+  return { seen, framer };
+}
 
 describe('SSE framing and scanning', () => {
   it('the byte-level scanner reads the same events as the string scanner, however the bytes are chunked', () => {
@@ -15,20 +52,25 @@ describe('SSE framing and scanning', () => {
         const text = events.map((e) => (e.crlf ? `event: ${e.event}\r\ndata: ${e.data}\r\n\r\n` : `event: ${e.event}\ndata: ${e.data}\n\n`)).join('');
         const bytes = Buffer.from(text, 'utf8');
         const expected = new SseScanner().feed(bytes).map((e) => [e.event, e.data]);
-        const framer = new SseFramer();
-        const seen: string[][] = [];
-        let at = 0;
-        for (const n of [...cuts, bytes.length]) {
-          const chunk = bytes.subarray(at, Math.min(bytes.length, at + n));
-          at += chunk.length;
-          const complete = framer.push(chunk);
-          if (complete) for (const e of scanCompleteEvents(complete)) seen.push([e.event, e.data()]);
-          if (at >= bytes.length) break;
-        }
+        const { seen, framer } = scanAll(chunked(bytes, cuts));
         assert.deepEqual(seen, expected);
         assert.equal(framer.hasPartial(), false);
       }),
       { numRuns: 300, seed: 42 },
+    );
+  });
+
+  it('agrees with the string scanner on any field mix (comments, ids, several data lines, unnamed events, look-alike fields)', () => {
+    fc.assert(
+      fc.property(fc.array(blockArb, { maxLength: 8 }), fc.array(fc.integer({ min: 1, max: 40 }), { maxLength: 30 }), (blocks, cuts) => {
+        const text = blocks.map((b) => (b.crlf ? `${b.lines.join('\r\n')}\r\n\r\n` : `${b.lines.join('\n')}\n\n`)).join('');
+        const bytes = Buffer.from(text, 'utf8');
+        const expected = new SseScanner().feed(bytes).map((e) => [e.event, e.data]);
+        const { seen, framer } = scanAll(chunked(bytes, cuts));
+        assert.deepEqual(seen, expected);
+        assert.equal(framer.hasPartial(), false);
+      }),
+      { numRuns: 400, seed: 7 },
     );
   });
 });
