@@ -27,7 +27,7 @@ import { forEachEvent, SseFramer } from '../src/proxy/sse';
 import { computeMetrics } from '../src/routing/metrics';
 import { planRoute, type PlanAccount } from '../src/routing/plan';
 import { DEFAULT_POLICY } from '../src/routing/policy';
-import { planToRecordFields, type DecisionRecord } from '../src/routing/decision';
+import { buildDecisionRecord, type DecisionRecord, type OutcomeFacts, type RequestFacts } from '../src/routing/decision';
 import { DecisionLog } from '../src/proxy/decisionLog';
 import { claudeCodeBody, claudeCodeHeaders, median } from './common';
 
@@ -145,15 +145,15 @@ export async function runHotpath(quick: boolean): Promise<HotpathRow[]> {
     return planRoute({ accounts: acc, policy, sessionId: 's', binding: { account: 'acct1', lastServedAtMs: now }, roundRobinCursor: 0 });
   };
   const plan = plan3();
-  const record: DecisionRecord = {
-    schemaVersion: 1,
+  const facts: RequestFacts = {
     ts: new Date(now).toISOString(),
     requestId: 'req_router_abcdefghijkl',
     sessionId: 'b3f0c7a2-5d1e-4c8b-9a6f-000000000001',
     path: '/v1/messages',
     model: 'claude-sonnet-4-5-20250929',
     stream: false,
-    ...planToRecordFields(plan, policy),
+  };
+  const outcome: OutcomeFacts = {
     servedBy: 'acct1',
     servedByFallback: false,
     attempts: [{ account: 'acct1', status: 200, result: 'success', ms: 1 }],
@@ -162,10 +162,11 @@ export async function runHotpath(quick: boolean): Promise<HotpathRow[]> {
     usage: { inputTokens: 10, outputTokens: 5, cacheCreationInputTokens: 0, cacheReadInputTokens: 0 },
     durationMs: 1,
   };
+  const record: DecisionRecord = buildDecisionRecord(facts, plan, policy, outcome);
 
   const rows: HotpathRow[] = [];
   const add = (step: string, fn: () => unknown) => rows.push({ step, us: time(fn, quick) });
-  add('checkClientKey (2 × sha256, timingSafeEqual)', () => checkClientKey(req, clientKey));
+  add('checkClientKey (timingSafeEqual)', () => checkClientKey(req, clientKey));
   const smallBody = RequestBody.of(small);
   const largeBody = new RequestBody([large.subarray(0, 65536), large.subarray(65536, 131072), large.subarray(131072, 196608), large.subarray(196608)], large.length);
   add('inspectRequest, small body (head regex)', () => inspectRequest(clientHeaders, smallBody));
@@ -187,7 +188,7 @@ export async function runHotpath(quick: boolean): Promise<HotpathRow[]> {
   };
   add('SseFramer + forEachEvent over a 25-event stream, one chunk', () => countEvents([sseBytes]));
   add('SseFramer + forEachEvent over a 25-event stream, 25 chunks', () => countEvents(sseEvents));
-  add('decision record: planToRecordFields + new Date().toISOString()', () => ({ ...planToRecordFields(plan, policy), ts: new Date(now).toISOString() }));
+  add('decision record: buildDecisionRecord + new Date().toISOString()', () => buildDecisionRecord({ ...facts, ts: new Date(now).toISOString() }, plan, policy, outcome));
   const line = JSON.stringify(record);
   add(`decision record: JSON.stringify (${line.length} bytes)`, () => JSON.stringify(record));
   const dl = await decisionLogCost(record, quick ? 1_000 : 4_000);

@@ -48,8 +48,12 @@ export interface DecisionLogOptions {
   onError?: (err: Error) => void;
 }
 
-/** Pending lines beyond this many characters are written at once, whatever the interval. */
-const MAX_PENDING_CHARS = 256 * 1024;
+/**
+ * Pending lines beyond this many characters are written at once, whatever the interval: a
+ * batch much larger than this becomes a large object (V8 and Buffer) whose fresh pages fault
+ * in on every write — dearer than the write it saves.
+ */
+const MAX_PENDING_CHARS = 64 * 1024;
 
 export class DecisionLog implements DecisionSink {
   readonly file: string;

@@ -13,7 +13,7 @@ import { modelFamily } from '../quota/family';
 import { computeMetrics, type AccountMetrics, type MetricsParams } from '../routing/metrics';
 import { isEligible, planRoute, type PlanAccount, type RoutePlan } from '../routing/plan';
 import type { RoutingPolicy } from '../routing/policy';
-import { planToRecordFields, type DecisionRecord } from '../routing/decision';
+import { buildDecisionRecord, type DecisionRecord } from '../routing/decision';
 import { sendAnthropicError } from './anthropicError';
 import { ACCOUNT_HEADER, REQUEST_ID_HEADER, runAttempts } from './attempt';
 import { BodyTooLargeError, MAX_BODY_BYTES, readBody, type RequestBody } from './body';
@@ -190,10 +190,10 @@ export class RouterEngine {
       req.resume();
       return sendAnthropicError(res, 404, 'not_found_error', `Claude Router does not serve ${req.method} ${path}.`);
     }
-    await this.forward(route, req, res, url);
+    await this.forward(route, req, res, url, path);
   }
 
-  private async forward(route: Route, req: IncomingMessage, res: ServerResponse, url: string): Promise<void> {
+  private async forward(route: Route, req: IncomingMessage, res: ServerResponse, url: string, path: string): Promise<void> {
     const startedAt = this.now();
     const requestId = `req_router_${this.idPrefix}${(++this.requestCounter).toString(36)}`;
     const config = this.current; // one snapshot for this request's whole life
@@ -236,7 +236,6 @@ export class RouterEngine {
       this.state.roundRobinCursor++;
     }
 
-    const accountsByLabel = new Map(config.accounts.map((a) => [a.label, a]));
     const result = await runAttempts(
       {
         req,
@@ -245,7 +244,7 @@ export class RouterEngine {
         pathWithQuery: url,
         model: info.model,
         order: plan.order,
-        accounts: accountsByLabel,
+        accounts: accountsByLabel(config),
         policy: config.policy,
         countLeases: isMessages,
         requestId,
@@ -262,7 +261,7 @@ export class RouterEngine {
         log: this.log,
         now: this.now,
         usableNow: (label) => this.usableNow(config, label, info.model),
-        known: (label) => this.current.accounts.some((a) => a.label === label),
+        known: (label) => accountsByLabel(this.current).has(label),
       },
     );
     res.off('close', onClose);
@@ -278,27 +277,21 @@ export class RouterEngine {
     if (outcome === 'client_abort') this.state.counters.clientAborts++;
     this.state.changed();
 
-    const record: DecisionRecord = {
-      schemaVersion: 1,
-      ts: new Date(startedAt).toISOString(),
-      requestId,
-      sessionId: info.sessionId,
-      path: url.split('?')[0],
-      model: info.model,
-      stream: info.stream ?? result.streamed,
-      ...planToRecordFields(plan, config.policy),
-      servedBy: result.servedBy?.id ?? null,
-      servedByFallback: result.servedBy?.fallback ?? false,
-      attempts: result.attempts,
-      outcome: outcome as DecisionRecord['outcome'],
-      status,
-      usage: result.usage,
-      durationMs: this.now() - startedAt,
-    };
-    this.decisions.append(record);
-    this.log.debug(
-      `decision ${requestId} session=${info.sessionId ?? '-'} reason=${plan.selectionReason} served=${record.servedBy ?? '-'} outcome=${outcome}`,
+    const record = buildDecisionRecord(
+      { ts: new Date(startedAt).toISOString(), requestId, sessionId: info.sessionId, path, model: info.model, stream: info.stream ?? result.streamed },
+      plan,
+      config.policy,
+      {
+        servedBy: result.servedBy?.id ?? null,
+        servedByFallback: result.servedBy?.fallback ?? false,
+        attempts: result.attempts,
+        outcome: outcome as DecisionRecord['outcome'],
+        status,
+        usage: result.usage,
+        durationMs: this.now() - startedAt,
+      },
     );
+    this.decisions.append(record);
   }
 
   /** Plans a request under `config` at `now`. */
@@ -445,6 +438,14 @@ export class RouterEngine {
     for (const res of this.liveStreams) res.end();
     if (this.ownsDispatcher) await this.dispatcher.close();
   }
+}
+
+/** Accounts by label, per configuration (built once: a configuration never changes). */
+const accountMaps = new WeakMap<RuntimeConfig, ReadonlyMap<string, AccountInfo>>();
+function accountsByLabel(config: RuntimeConfig): ReadonlyMap<string, AccountInfo> {
+  let map = accountMaps.get(config);
+  if (!map) accountMaps.set(config, (map = new Map(config.accounts.map((a) => [a.label, a]))));
+  return map;
 }
 
 function sendJson(res: ServerResponse, value: unknown): void {

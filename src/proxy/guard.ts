@@ -3,7 +3,7 @@
  * a loopback `Host` (DNS-rebinding defence), never a browser page (`Origin`).
  */
 import type { IncomingMessage } from 'node:http';
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 
 const LOOPBACK_HOST = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|localhost|\[::1\])(:\d{1,5})?$/i;
 
@@ -18,15 +18,17 @@ export function checkOrigin(req: IncomingMessage): string | null {
   return null;
 }
 
-function digest(s: string): Buffer {
-  return createHash('sha256').update(s).digest();
+/** The expected key's bytes, encoded once per key rather than per request. */
+let cached: { key: string; bytes: Buffer } | undefined;
+function keyBytes(key: string): Buffer {
+  if (cached?.key !== key) cached = { key, bytes: Buffer.from(key) };
+  return cached.bytes;
 }
 
-/** The expected key's digest, computed once per key rather than per request. */
-let cached: { key: string; digest: Buffer } | undefined;
-function keyDigest(key: string): Buffer {
-  if (cached?.key !== key) cached = { key, digest: digest(key) };
-  return cached.digest;
+/** Constant-time for equal lengths; the length itself is no secret (keys are generated at one fixed length). */
+function sameKey(candidate: string, want: Buffer): boolean {
+  const got = Buffer.from(candidate.trim());
+  return got.length === want.length && timingSafeEqual(got, want);
 }
 
 /**
@@ -34,11 +36,14 @@ function keyDigest(key: string): Buffer {
  * `authorization: Bearer <key>` or `x-api-key`. Constant-time comparison.
  */
 export function checkClientKey(req: IncomingMessage, key: string): boolean {
-  const want = keyDigest(key);
-  const candidates: string[] = [];
+  const want = keyBytes(key);
   const h = req.headers;
-  if (typeof h['x-claude-router-key'] === 'string') candidates.push(h['x-claude-router-key']);
-  if (typeof h.authorization === 'string' && /^bearer\s+/i.test(h.authorization)) candidates.push(h.authorization.replace(/^bearer\s+/i, ''));
-  if (typeof h['x-api-key'] === 'string') candidates.push(h['x-api-key']);
-  return candidates.some((c) => timingSafeEqual(digest(c.trim()), want));
+  const routerKey = h['x-claude-router-key'];
+  if (typeof routerKey === 'string' && sameKey(routerKey, want)) return true;
+  const auth = h.authorization;
+  if (typeof auth === 'string' && BEARER.test(auth) && sameKey(auth.replace(BEARER, ''), want)) return true;
+  const apiKey = h['x-api-key'];
+  return typeof apiKey === 'string' && sameKey(apiKey, want);
 }
+
+const BEARER = /^bearer\s+/i;

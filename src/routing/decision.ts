@@ -132,12 +132,42 @@ export function metricsFromRecord(r: RecordedMetrics): AccountMetrics {
   return out as unknown as AccountMetrics;
 }
 
-/** The decision record's plan part, built before any attempt is made. */
-export function planToRecordFields(plan: RoutePlan, policy: RoutingPolicy) {
-  // plan.verdicts is in plan.order's order (one per account); explicit fields, not spreads:
-  // this runs on every request.
-  const verdicts = plan.verdicts;
+/** What is known of a request before it is planned (the record's head). */
+export interface RequestFacts {
+  /** ISO-8601 arrival time. */
+  ts: string;
+  requestId: string;
+  sessionId: string | null;
+  path: string;
+  model: string | null;
+  stream: boolean;
+}
+
+/** How a request ended (the record's tail). */
+export interface OutcomeFacts {
+  servedBy: string | null;
+  servedByFallback: boolean;
+  attempts: AttemptRecord[];
+  outcome: DecisionOutcome;
+  status: number;
+  usage: UsageRecord | null;
+  durationMs: number;
+}
+
+/**
+ * The decision record of one request: its facts, the plan it ran under and its outcome.
+ * One object literal with explicit fields, in schema order — this runs on every request,
+ * and spreads cost more than the rest of the record together.
+ */
+export function buildDecisionRecord(req: RequestFacts, plan: RoutePlan, policy: RoutingPolicy, out: OutcomeFacts): DecisionRecord {
   return {
+    schemaVersion: 1,
+    ts: req.ts,
+    requestId: req.requestId,
+    sessionId: req.sessionId,
+    path: req.path,
+    model: req.model,
+    stream: req.stream,
     strategy: policy.strategy,
     ranking: policy.accountRanking,
     policy: {
@@ -150,22 +180,45 @@ export function planToRecordFields(plan: RoutePlan, policy: RoutingPolicy) {
     },
     selectionReason: plan.selectionReason,
     rankingOrder: plan.rankingOrder,
-    candidates: plan.order.map(
-      (a, i): RecordedCandidate => ({
-        account: a.id,
-        rank: verdicts[i].rank,
-        verdict: verdicts[i].verdict,
-        reason: verdicts[i].reason,
-        index: a.index,
-        primary: a.isPrimary,
-        fallback: a.fallback,
-        inflight: a.inflight,
-        metrics: metricsToRecord(a.metrics),
-      }),
-    ),
+    candidates: recordCandidates(plan),
     affinity: plan.affinity,
     spill: plan.spill,
     policyError: plan.policyError,
-    usableAccounts: plan.order.filter((a) => !a.fallback && a.metrics.usable).length,
+    usableAccounts: countUsable(plan),
+    servedBy: out.servedBy,
+    servedByFallback: out.servedByFallback,
+    attempts: out.attempts,
+    outcome: out.outcome,
+    status: out.status,
+    usage: out.usage,
+    durationMs: out.durationMs,
   };
+}
+
+/** Every candidate with its verdict; plan.verdicts is in plan.order's order (one per account). */
+function recordCandidates(plan: RoutePlan): RecordedCandidate[] {
+  const verdicts = plan.verdicts;
+  const out: RecordedCandidate[] = new Array(plan.order.length);
+  for (let i = 0; i < plan.order.length; i++) {
+    const a = plan.order[i];
+    out[i] = {
+      account: a.id,
+      rank: verdicts[i].rank,
+      verdict: verdicts[i].verdict,
+      reason: verdicts[i].reason,
+      index: a.index,
+      primary: a.isPrimary,
+      fallback: a.fallback,
+      inflight: a.inflight,
+      metrics: metricsToRecord(a.metrics),
+    };
+  }
+  return out;
+}
+
+/** Non-fallback accounts usable when the request was planned. */
+function countUsable(plan: RoutePlan): number {
+  let n = 0;
+  for (const a of plan.order) if (!a.fallback && a.metrics.usable) n++;
+  return n;
 }

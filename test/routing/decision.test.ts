@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { metricsFromRecord, metricsToRecord, planToRecordFields } from '../../src/routing/decision';
+import { buildDecisionRecord, metricsFromRecord, metricsToRecord } from '../../src/routing/decision';
 import { planRoute } from '../../src/routing/plan';
 import { DEFAULT_POLICY } from '../../src/routing/policy';
 import { rankAccounts, type RankCandidate } from '../../src/routing/ranking';
@@ -56,10 +56,22 @@ describe('routing/decision metrics records', () => {
     assert.notDeepEqual(ids(rankAccounts(naive, 'expiry-first').order), ids(rankAccounts(original, 'expiry-first').order));
   });
 
-  it('planToRecordFields records every candidate with its verdict and counts usable non-fallback accounts', () => {
+  it('buildDecisionRecord records every candidate with its verdict and counts usable non-fallback accounts', () => {
     const accounts = [...(candidates() as ReturnType<typeof acct>[]), acct('fb', 7, { fallback: true })];
     const plan = planRoute(planInput(accounts));
-    const rec = planToRecordFields(plan, DEFAULT_POLICY);
+    const facts = { ts: '2026-11-30T00:00:00.000Z', requestId: 'r1', sessionId: 's1', path: '/v1/messages', model: null, stream: true };
+    const rec = buildDecisionRecord(facts, plan, DEFAULT_POLICY, {
+      servedBy: null,
+      servedByFallback: false,
+      attempts: [],
+      outcome: 'no_usable_account',
+      status: 429,
+      usage: null,
+      durationMs: 3,
+    });
+    assert.equal(rec.requestId, 'r1');
+    assert.equal(rec.outcome, 'no_usable_account');
+    assert.equal(rec.ranking, DEFAULT_POLICY.accountRanking);
     assert.deepEqual(rec.candidates.map((c) => c.account), ids(plan.order));
     assert.equal(rec.usableAccounts, 5);
     const fb = rec.candidates.find((c) => c.account === 'fb')!;

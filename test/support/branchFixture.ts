@@ -12,7 +12,7 @@ import type { Cooldown, QuotaSnapshot } from '../../src/quota/types';
 import { computeMetrics } from '../../src/routing/metrics';
 import { planRoute, type PlanAccount } from '../../src/routing/plan';
 import { DEFAULT_POLICY, type RoutingPolicy } from '../../src/routing/policy';
-import { planToRecordFields, type DecisionRecord } from '../../src/routing/decision';
+import { buildDecisionRecord, type DecisionRecord } from '../../src/routing/decision';
 import type { AccountRanking } from '../../src/routing/ranking';
 
 const T0 = Date.UTC(2026, 9, 1, 12, 0, 0);
@@ -93,23 +93,19 @@ export function recordFor(c: Case, i: number): DecisionRecord {
     ),
   }));
   const plan = planRoute({ accounts, policy, sessionId: `session-${i}`, binding: undefined, roundRobinCursor: 0 });
-  return {
-    schemaVersion: 1,
-    ts: new Date(T0 + i * 1000).toISOString(),
-    requestId: `req_fixture_${String(i).padStart(3, '0')}_${c.ranking}_${c.expect}`,
-    sessionId: `session-${i}`,
-    path: '/v1/messages',
-    model: c.model ?? 'claude-opus-4-1',
-    stream: true,
-    ...planToRecordFields(plan, policy),
-    servedBy: plan.order[0]?.id ?? null,
-    servedByFallback: false,
-    attempts: [],
-    outcome: 'success',
-    status: 200,
-    usage: null,
-    durationMs: 0,
-  };
+  return buildDecisionRecord(
+    {
+      ts: new Date(T0 + i * 1000).toISOString(),
+      requestId: `req_fixture_${String(i).padStart(3, '0')}_${c.ranking}_${c.expect}`,
+      sessionId: `session-${i}`,
+      path: '/v1/messages',
+      model: c.model ?? 'claude-opus-4-1',
+      stream: true,
+    },
+    plan,
+    policy,
+    { servedBy: plan.order[0]?.id ?? null, servedByFallback: false, attempts: [], outcome: 'success', status: 200, usage: null, durationMs: 0 },
+  );
 }
 
 if (require.main === module) {
