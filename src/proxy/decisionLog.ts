@@ -2,8 +2,8 @@
  * Where decision records go: `decisions.jsonl` in the state directory, one
  * JSON object per line, rotated by size or by UTC day (the rotated file is
  * renamed `decisions-YYYYMMDDTHHMMSS.jsonl`; the oldest beyond `keep` are
- * deleted). The last few hundred records are also kept in memory for
- * `/status` and the VS Code views.
+ * deleted). The last 500 records are also kept in memory for `/decisions`
+ * and the VS Code views.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -16,17 +16,33 @@ export interface DecisionSink {
   recent(limit: number): DecisionRecord[];
 }
 
-/** Keeps the most recent records in memory. */
-export class MemoryDecisionSink implements DecisionSink {
-  private readonly records: DecisionRecord[] = [];
-  constructor(private readonly capacity = 500) {}
-  append(record: DecisionRecord): void {
-    this.records.push(record);
+/**
+ * The most recent records, kept as their JSON lines (already made for the file) and parsed
+ * only when asked for. Hundreds of live record object graphs would be carried through every
+ * garbage collection; a string is one flat object. The records of the last `recent()` call
+ * are remembered, so a view asking again for the latest N parses only what is new.
+ */
+class RecentDecisions {
+  private readonly lines: string[] = [];
+  private parsed = new Map<string, DecisionRecord>();
+  constructor(private readonly capacity: number) {}
+
+  push(line: string): void {
+    this.lines.push(line);
     // Trimmed in batches, not by one shift per request.
-    if (this.records.length >= this.capacity * 2) this.records.splice(0, this.records.length - this.capacity);
+    if (this.lines.length >= this.capacity * 2) this.lines.splice(0, this.lines.length - this.capacity);
   }
+
   recent(limit: number): DecisionRecord[] {
-    return this.records.slice(-Math.min(limit, this.capacity));
+    const lines = this.lines.slice(-Math.min(limit, this.capacity));
+    const parsed = new Map<string, DecisionRecord>();
+    const out = lines.map((line) => {
+      const record = this.parsed.get(line) ?? (JSON.parse(line) as DecisionRecord);
+      parsed.set(line, record);
+      return record;
+    });
+    this.parsed = parsed;
+    return out;
   }
 }
 
@@ -57,7 +73,7 @@ const MAX_PENDING_CHARS = 64 * 1024;
 
 export class DecisionLog implements DecisionSink {
   readonly file: string;
-  private readonly memory = new MemoryDecisionSink();
+  private readonly memory = new RecentDecisions(500);
   private stream: fs.WriteStream | undefined;
   private readonly pending: string[] = [];
   private pendingChars = 0;
@@ -79,8 +95,8 @@ export class DecisionLog implements DecisionSink {
   }
 
   append(record: DecisionRecord): void {
-    this.memory.append(record);
     const line = JSON.stringify(record);
+    this.memory.push(line);
     this.pending.push(line);
     this.pendingChars += line.length;
     if (this.pendingChars > MAX_PENDING_CHARS) this.flush();
