@@ -65,18 +65,21 @@ export interface DecisionLogOptions {
 }
 
 /**
- * Pending lines beyond this many characters are written at once, whatever the interval: a
- * batch much larger than this becomes a large object (V8 and Buffer) whose fresh pages fault
- * in on every write — dearer than the write it saves.
+ * Lines are encoded straight into a batch buffer of this size, written when full (or at the
+ * interval). Two buffers take turns, so a batch costs no allocation and no copy beyond the
+ * encoding; a much larger batch would fault in fresh pages on every write.
  */
-const MAX_PENDING_CHARS = 64 * 1024;
+const BATCH_BYTES = 64 * 1024;
 
 export class DecisionLog implements DecisionSink {
   readonly file: string;
   private readonly memory = new RecentDecisions(500);
   private stream: fs.WriteStream | undefined;
-  private readonly pending: string[] = [];
-  private pendingChars = 0;
+  /** The batch being filled, and how many bytes of it are used. */
+  private batch: Buffer = Buffer.allocUnsafeSlow(BATCH_BYTES);
+  private used = 0;
+  /** The other batch buffer, when no write holds it. */
+  private spare: Buffer | undefined = Buffer.allocUnsafeSlow(BATCH_BYTES);
   private flushTimer: NodeJS.Timeout | undefined;
   private flushImmediate: NodeJS.Immediate | undefined;
   private readonly flushIntervalMs: number;
@@ -97,10 +100,15 @@ export class DecisionLog implements DecisionSink {
   append(record: DecisionRecord): void {
     const line = JSON.stringify(record);
     this.memory.push(line);
-    this.pending.push(line);
-    this.pendingChars += line.length;
-    if (this.pendingChars > MAX_PENDING_CHARS) this.flush();
-    else if (this.flushIntervalMs === 0) this.flushImmediate ??= setImmediate(() => this.flush());
+    // At most 3 UTF-8 bytes per UTF-16 unit: room is checked without measuring the line.
+    const room = line.length * 3 + 1;
+    if (this.used + room > BATCH_BYTES) this.flush();
+    if (room > BATCH_BYTES) this.write(Buffer.from(`${line}\n`), undefined);
+    else {
+      this.used += this.batch.write(line, this.used);
+      this.batch[this.used++] = 0x0a;
+    }
+    if (this.flushIntervalMs === 0) this.flushImmediate ??= setImmediate(() => this.flush());
     else this.flushTimer ??= setTimeout(() => this.flush(), this.flushIntervalMs).unref();
   }
 
@@ -109,17 +117,25 @@ export class DecisionLog implements DecisionSink {
     clearImmediate(this.flushImmediate);
     this.flushTimer = undefined;
     this.flushImmediate = undefined;
-    if (this.pending.length === 0) return;
-    const text = this.pending.join('\n') + '\n';
-    this.pending.length = 0;
-    this.pendingChars = 0;
+    if (this.used === 0) return;
+    const full = this.batch;
+    const bytes = full.subarray(0, this.used);
+    this.batch = this.spare ?? Buffer.allocUnsafeSlow(BATCH_BYTES);
+    this.spare = undefined;
+    this.used = 0;
+    this.write(bytes, full);
+  }
+
+  /** Appends bytes to the file (rotating first when due); `recycle` is handed back as the spare batch once written. */
+  private write(bytes: Buffer, recycle: Buffer | undefined): void {
     try {
       const today = new Date(this.now()).toISOString().slice(0, 10);
-      const size = Buffer.byteLength(text);
       if (!this.stream) this.open(today);
-      else if (today !== this.day || (this.bytes > 0 && this.bytes + size > this.maxBytes)) this.rotate(today);
-      this.stream!.write(text);
-      this.bytes += size;
+      else if (today !== this.day || (this.bytes > 0 && this.bytes + bytes.length > this.maxBytes)) this.rotate(today);
+      this.stream!.write(bytes, () => {
+        if (recycle) this.spare = recycle;
+      });
+      this.bytes += bytes.length;
     } catch (err) {
       this.opts.onError?.(err as Error);
     }

@@ -81,6 +81,26 @@ describe('router state across restarts, usage polling, caps, log rotation', () =
     assert.deepEqual([r1.headers['x-claude-router-account'], r2.headers['x-claude-router-account']].sort(), ['a', 'b']);
   });
 
+  it('writes every decision in order, whole, through its batches (multi-byte text, a line larger than a batch)', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'router-log-'));
+    const log = new DecisionLog({ dir, flushIntervalMs: 5 });
+    const rec = (i: number) => ({ schemaVersion: 1, requestId: `r${i}`, note: i % 7 === 0 ? 'ünïcödé ✓ 🚀'.repeat(40) : 'x'.repeat(i % 300) }) as unknown as DecisionRecord;
+    const huge = { schemaVersion: 1, requestId: 'huge', note: 'é'.repeat(40_000) } as unknown as DecisionRecord;
+    const sent: DecisionRecord[] = [];
+    for (let i = 0; i < 600; i++) {
+      const r = i === 300 ? huge : rec(i);
+      log.append(r);
+      sent.push(r);
+      if (i % 50 === 0) await new Promise((r) => setTimeout(r, 6)); // some batches go out on the timer
+    }
+    await log.close();
+    const lines = readFileSync(path.join(dir, 'decisions.jsonl'), 'utf8').split('\n');
+    assert.equal(lines.pop(), '', 'the file ends with a newline');
+    assert.deepEqual(lines.map((l) => JSON.parse(l)), sent);
+    assert.deepEqual(log.recent(3), sent.slice(-3));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   it('rotates decisions.jsonl by size and by day, keeping a bounded number of files', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'router-log-'));
     let t = Date.UTC(2026, 10, 30, 23, 59, 0);
