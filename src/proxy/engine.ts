@@ -297,19 +297,20 @@ export class RouterEngine {
   /** Plans a request under `config` at `now`. */
   private plan(config: RuntimeConfig, info: RequestInfo, now: number, isMessages: boolean): RoutePlan {
     const { policy } = config;
-    const metrics = this.metricsFor(config, info.model, now);
+    const params = metricsParams(policy, info.model);
     const accounts: PlanAccount[] = [];
-    config.accounts.forEach((a, index) => {
-      if (!a.enabled) return;
+    for (let index = 0; index < config.accounts.length; index++) {
+      const a = config.accounts[index];
+      if (!a.enabled) continue;
       accounts.push({
         id: a.label,
         index,
         isPrimary: policy.primaryAccount === a.label,
         fallback: a.fallback,
         inflight: a.fallback ? 0 : this.state.leases.inflight(a.label),
-        metrics: metrics.get(a.label)!,
+        metrics: this.accountMetrics(a.label, params, now),
       });
-    });
+    }
     const useAffinity = isMessages && policy.sessionAffinity && policy.strategy === 'fill-first';
     const binding = useAffinity && info.sessionId ? this.state.affinity.get(info.sessionId, now) : undefined;
     return planRoute({

@@ -170,5 +170,19 @@ export function forEachEvent(buf: Buffer, visit: EventVisitor): void {
 
 /** The data text (joined `data:` lines) of the event at `buf[start, end)`. Decodes on call. */
 export function eventData(buf: Buffer, start: number, end: number): string {
-  return parseBlock(buf.toString('utf8', start, end).replace(/\r?\n$/, ''))?.data ?? '';
+  // The usual event has one data line: decode just its value.
+  let value: [number, number] | undefined;
+  for (let pos = start; pos < end; ) {
+    let lineEnd = buf.indexOf(LF, pos);
+    if (lineEnd < 0 || lineEnd > end) lineEnd = end;
+    const contentEnd = lineEnd > pos && buf[lineEnd - 1] === CR ? lineEnd - 1 : lineEnd;
+    if (isField(buf, pos, contentEnd, 'data')) {
+      if (value) return parseBlock(buf.toString('utf8', start, end).replace(/\r?\n$/, ''))?.data ?? '';
+      let v = Math.min(pos + 5, contentEnd);
+      if (buf[v] === SPACE && v < contentEnd) v++;
+      value = [v, contentEnd];
+    }
+    pos = lineEnd + 1;
+  }
+  return value ? buf.toString('utf8', value[0], value[1]) : '';
 }
