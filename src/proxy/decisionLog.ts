@@ -8,42 +8,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { DecisionRecord } from '../routing/decision';
+import { RecentLines } from './recentLines';
 
 /** Where decisions are appended. `append` never throws. */
 export interface DecisionSink {
   append(record: DecisionRecord): void;
   /** The last `limit` records, oldest first. */
   recent(limit: number): DecisionRecord[];
-}
-
-/**
- * The most recent records, kept as their JSON lines (already made for the file) and parsed
- * only when asked for. Hundreds of live record object graphs would be carried through every
- * garbage collection; a string is one flat object. The records of the last `recent()` call
- * are remembered, so a view asking again for the latest N parses only what is new.
- */
-class RecentDecisions {
-  private readonly lines: string[] = [];
-  private parsed = new Map<string, DecisionRecord>();
-  constructor(private readonly capacity: number) {}
-
-  push(line: string): void {
-    this.lines.push(line);
-    // Trimmed in batches, not by one shift per request.
-    if (this.lines.length >= this.capacity * 2) this.lines.splice(0, this.lines.length - this.capacity);
-  }
-
-  recent(limit: number): DecisionRecord[] {
-    const lines = this.lines.slice(-Math.min(limit, this.capacity));
-    const parsed = new Map<string, DecisionRecord>();
-    const out = lines.map((line) => {
-      const record = this.parsed.get(line) ?? (JSON.parse(line) as DecisionRecord);
-      parsed.set(line, record);
-      return record;
-    });
-    this.parsed = parsed;
-    return out;
-  }
 }
 
 export interface DecisionLogOptions {
@@ -73,7 +44,10 @@ const BATCH_BYTES = 64 * 1024;
 
 export class DecisionLog implements DecisionSink {
   readonly file: string;
-  private readonly memory = new RecentDecisions(500);
+  /** The last 500 lines (at most 4 MiB), for `recent()`. */
+  private readonly memory = new RecentLines(500, 4 * 1024 * 1024);
+  /** The records the last `recent()` call returned, by sequence number: a view asking again parses only what is new. */
+  private parsed = new Map<number, DecisionRecord>();
   private stream: fs.WriteStream | undefined;
   /** The batch being filled, and how many bytes of it are used. */
   private batch: Buffer = Buffer.allocUnsafeSlow(BATCH_BYTES);
@@ -99,13 +73,17 @@ export class DecisionLog implements DecisionSink {
 
   append(record: DecisionRecord): void {
     const line = JSON.stringify(record);
-    this.memory.push(line);
     // At most 3 UTF-8 bytes per UTF-16 unit: room is checked without measuring the line.
     const room = line.length * 3 + 1;
     if (this.used + room > BATCH_BYTES) this.flush();
-    if (room > BATCH_BYTES) this.write(Buffer.from(`${line}\n`), undefined);
-    else {
-      this.used += this.batch.write(line, this.used);
+    if (room > BATCH_BYTES) {
+      const bytes = Buffer.from(`${line}\n`);
+      this.memory.push(bytes, 0, bytes.length - 1);
+      this.write(bytes, undefined);
+    } else {
+      const start = this.used;
+      this.used += this.batch.write(line, start);
+      this.memory.push(this.batch, start, this.used);
       this.batch[this.used++] = 0x0a;
     }
     if (this.flushIntervalMs === 0) this.flushImmediate ??= setImmediate(() => this.flush());
@@ -142,7 +120,16 @@ export class DecisionLog implements DecisionSink {
   }
 
   recent(limit: number): DecisionRecord[] {
-    return this.memory.recent(limit);
+    const parsed = new Map<number, DecisionRecord>();
+    const out: DecisionRecord[] = [];
+    const { from, to } = this.memory.lastSeqs(limit);
+    for (let seq = from; seq < to; seq++) {
+      const record = this.parsed.get(seq) ?? (JSON.parse(this.memory.text(seq)) as DecisionRecord);
+      parsed.set(seq, record);
+      out.push(record);
+    }
+    this.parsed = parsed;
+    return out;
   }
 
   /** Flushes and closes the file. */
