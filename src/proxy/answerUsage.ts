@@ -20,9 +20,35 @@ export function usageFromJson(body: Buffer): UsageRecord | null | undefined {
 
 /** Usage from one event's data, applied over `prev`; `prev` when the event carries none. */
 export function usageFromEvent(event: 'message_start' | 'message_delta', data: string, prev: UsageRecord | null): UsageRecord | null {
-  const json = parseObject(data);
+  const u = lastUsageObject(data) ?? usageOf(event, parseObject(data));
+  return u ? toUsage(u, prev) : prev;
+}
+
+function usageOf(event: 'message_start' | 'message_delta', json: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
   const u = event === 'message_start' ? (json?.message as Record<string, unknown> | undefined)?.usage : json?.usage;
-  return u && typeof u === 'object' ? toUsage(u as Record<string, unknown>, prev) : prev;
+  return u && typeof u === 'object' ? (u as Record<string, unknown>) : undefined;
+}
+
+const USAGE_KEY = '"usage":';
+
+/**
+ * The `usage` object of an event, parsed alone: it is the event's last member (message_start
+ * ends `…,"usage":{…}}}`, message_delta `…,"usage":{…}}`), so the text after the last
+ * `"usage":` up to its matching brace is the whole object — a fraction of the event to parse.
+ * Undefined when the text does not have that shape (the caller then parses the whole event).
+ */
+function lastUsageObject(data: string): Record<string, unknown> | undefined {
+  const at = data.lastIndexOf(USAGE_KEY);
+  if (at < 0 || data.charCodeAt(at + USAGE_KEY.length) !== 0x7b /* { */) return undefined;
+  const end = data.indexOf('}', at);
+  // Usage holds numbers, short strings and one level of nested objects: find the brace that closes it.
+  let close = end;
+  for (let open = data.indexOf('{', at + USAGE_KEY.length + 1); open >= 0 && open < close; open = data.indexOf('{', open + 1)) {
+    close = data.indexOf('}', close + 1);
+    if (close < 0) return undefined;
+  }
+  if (close < 0) return undefined;
+  return parseObject(data.slice(at + USAGE_KEY.length, close + 1));
 }
 
 /** The `error.type` of an `event: error`'s data, or `api_error` when unreadable. */

@@ -68,8 +68,8 @@ export interface AttemptServices {
   upstreamOrigin: string;
   log: Logger;
   now: () => number;
-  /** Re-evaluates whether an account is usable now (earlier attempts may have changed it). */
-  usableNow: (account: string) => boolean;
+  /** Re-evaluates whether an account is usable now for a request of `model` (earlier attempts may have changed it). */
+  usableNow: (account: string, model: string | null) => boolean;
   /** Whether the account is still configured (a reload may remove it mid-request; its state must not come back). */
   known: (account: string) => boolean;
 }
@@ -113,7 +113,7 @@ export async function runAttempts(r: AttemptRequest, s: AttemptServices): Promis
 
   for (const account of r.order) {
     if (r.client.gone) return { outcome: 'client_abort', status: 499, servedBy: null, attempts, usage: null, streamed: false };
-    if (!s.usableNow(account.id)) continue;
+    if (!s.usableNow(account.id, r.model)) continue;
     const cap = r.policy.maxInflightPerAccount;
     if (r.countLeases && cap > 0 && !account.fallback && s.state.leases.inflight(account.id) >= cap) {
       cappedOut = true;
@@ -152,7 +152,7 @@ export async function runAttempts(r: AttemptRequest, s: AttemptServices): Promis
   // A 429 when no account is usable any more: the pool-wide answer (earliest recovery, which
   // window) helps the client more than the last account's own 429. Any other failure — 5xx,
   // 529, a dead connection, a header-less 429 while accounts remain — is relayed as it came.
-  const poolExhausted = held?.status === 429 && !r.order.some((a) => s.usableNow(a.id));
+  const poolExhausted = held?.status === 429 && !r.order.some((a) => s.usableNow(a.id, r.model));
   if (held && !poolExhausted && !r.res.headersSent) {
     relayHeld(r, held);
     return { outcome: held.status >= 500 ? 'upstream_error' : 'client_error', status: held.status, servedBy: null, attempts, usage: null, streamed: false };

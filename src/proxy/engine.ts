@@ -15,7 +15,7 @@ import { isEligible, planRoute, type PlanAccount, type RoutePlan } from '../rout
 import type { RoutingPolicy } from '../routing/policy';
 import { buildDecisionRecord, type DecisionRecord } from '../routing/decision';
 import { sendAnthropicError } from './anthropicError';
-import { ACCOUNT_HEADER, REQUEST_ID_HEADER, runAttempts } from './attempt';
+import { ACCOUNT_HEADER, REQUEST_ID_HEADER, runAttempts, type AttemptServices } from './attempt';
 import { BodyTooLargeError, MAX_BODY_BYTES, readBody, type RequestBody } from './body';
 import type { DecisionSink } from './decisionLog';
 import { noUsableAccountAnswer } from './exhausted';
@@ -75,6 +75,7 @@ export class RouterEngine {
   private readonly loggedPolicyErrors = new Set<string>();
   private readonly startedAtMs: number;
   private readonly liveStreams = new Set<ServerResponse>();
+  private readonly services = new WeakMap<RuntimeConfig, AttemptServices>();
   /** Request ids: a random per-process prefix and a counter (unique without a random draw per request). */
   private readonly idPrefix = randomBytes(6).toString('base64url');
   private requestCounter = 0;
@@ -253,16 +254,7 @@ export class RouterEngine {
           if (isMessages) this.bindOnCommit(config.policy, info.sessionId, account, attempted, info.model);
         },
       },
-      {
-        state: this.state,
-        tokens: this.tokens,
-        dispatcher: this.dispatcher,
-        upstreamOrigin: config.upstreamBaseUrl,
-        log: this.log,
-        now: this.now,
-        usableNow: (label) => this.usableNow(config, label, info.model),
-        known: (label) => accountsByLabel(this.current).has(label),
-      },
+      this.servicesFor(config),
     );
     res.off('close', onClose);
 
@@ -292,6 +284,26 @@ export class RouterEngine {
       },
     );
     this.decisions.append(record);
+  }
+
+  /** The services the attempt loop uses under `config` (built once per configuration). */
+  private servicesFor(config: RuntimeConfig): AttemptServices {
+    let services = this.services.get(config);
+    if (!services) {
+      services = {
+        state: this.state,
+        tokens: this.tokens,
+        dispatcher: this.dispatcher,
+        upstreamOrigin: config.upstreamBaseUrl,
+        log: this.log,
+        now: this.now,
+        usableNow: (label, model) => this.usableNow(config, label, model),
+        // The live configuration: a reload may remove an account while a request runs.
+        known: (label) => accountsByLabel(this.current).has(label),
+      };
+      this.services.set(config, services);
+    }
+    return services;
   }
 
   /** Plans a request under `config` at `now`. */

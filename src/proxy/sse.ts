@@ -103,6 +103,10 @@ const LFCRLF = Buffer.from('\n\r\n');
 
 /** Index just after the last blank line (`\n\n`, `\r\n\r\n`, `\n\r\n`) in `buf`, or -1 (native search). */
 function lastBoundaryEnd(buf: Buffer): number {
+  // The usual chunk is whole events: it ends with the blank line.
+  const n = buf.length;
+  if (n >= 2 && buf[n - 1] === LF && buf[n - 2] === LF) return n;
+  if (n >= 3 && buf[n - 1] === LF && buf[n - 2] === CR && buf[n - 3] === LF) return n;
   const lf = buf.lastIndexOf(LFLF);
   const crlf = buf.lastIndexOf(LFCRLF);
   return Math.max(lf >= 0 ? lf + 2 : -1, crlf >= 0 ? crlf + 3 : -1);
