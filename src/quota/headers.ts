@@ -44,8 +44,9 @@ export function lowerCaseHeaders(headers: unknown): Map<string, string> {
 }
 
 /**
- * The `anthropic-ratelimit-unified-*` headers only, lower-cased, first value each (as
- * {@link lowerCaseHeaders}, without copying the other headers of every response).
+ * The `anthropic-ratelimit-unified-*` headers only, keyed by their lower-case name after the
+ * prefix (`5h-status`), first value each (as {@link lowerCaseHeaders}, without copying the
+ * other headers of every response).
  */
 function unifiedHeaders(headers: unknown): Map<string, string> {
   const out = new Map<string, string>();
@@ -60,7 +61,8 @@ function unifiedHeaders(headers: unknown): Map<string, string> {
     let value: string | undefined;
     if (typeof first === 'string') value = first;
     else if (typeof first === 'number' && Number.isFinite(first)) value = String(first);
-    if (value !== undefined && !out.has(key)) out.set(key, value);
+    const suffix = key.slice(UNIFIED_PREFIX.length);
+    if (value !== undefined && !out.has(suffix)) out.set(suffix, value);
   }
   return out;
 }
@@ -96,11 +98,21 @@ function compact<T extends object>(o: T): T {
   return out;
 }
 
-function readWindow(h: Map<string, string>, stem: string): QuotaWindow | undefined {
+/** The three header names (after the prefix) of one window. */
+interface WindowKeys {
+  status: string;
+  utilization: string;
+  reset: string;
+}
+const windowKeys = (stem: string): WindowKeys => ({ status: `${stem}-status`, utilization: `${stem}-utilization`, reset: `${stem}-reset` });
+const SESSION_KEYS = windowKeys('5h');
+const WEEKLY_KEYS = windowKeys('7d');
+
+function readWindow(h: Map<string, string>, keys: WindowKeys): QuotaWindow | undefined {
   const w = compact<QuotaWindow>({
-    status: normalizeStatus(h.get(`${UNIFIED_PREFIX}${stem}-status`)),
-    utilization: parseFraction(h.get(`${UNIFIED_PREFIX}${stem}-utilization`)),
-    resetAtMs: parseResetMs(h.get(`${UNIFIED_PREFIX}${stem}-reset`)),
+    status: normalizeStatus(h.get(keys.status)),
+    utilization: parseFraction(h.get(keys.utilization)),
+    resetAtMs: parseResetMs(h.get(keys.reset)),
   });
   return Object.keys(w).length > 0 ? w : undefined;
 }
@@ -109,7 +121,8 @@ function readWindow(h: Map<string, string>, stem: string): QuotaWindow | undefin
 function scopedFamilies(h: Map<string, string>): string[] {
   const families = new Set<string>();
   for (const name of h.keys()) {
-    const m = SCOPED_HEADER.exec(name.slice(UNIFIED_PREFIX.length));
+    if (!name.startsWith('7d_')) continue;
+    const m = SCOPED_HEADER.exec(name);
     if (m && isFamilyKey(m[1]!)) families.add(m[1]!);
   }
   return [...families];
@@ -131,11 +144,11 @@ function scopedFamilies(h: Map<string, string>): string[] {
 export function parseUnifiedHeaders(headers: HeaderBag, observedAtMs: number): QuotaSnapshot | undefined {
   const h = unifiedHeaders(headers);
   if (h.size === 0) return undefined;
-  const get = (suffix: string): string | undefined => h.get(UNIFIED_PREFIX + suffix);
+  const get = (suffix: string): string | undefined => h.get(suffix);
 
   const scoped = new Map<string, ScopedQuotaWindow>();
   for (const family of scopedFamilies(h)) {
-    const w = readWindow(h, `7d_${family}`);
+    const w = readWindow(h, windowKeys(`7d_${family}`));
     if (w) scoped.set(family, { ...w, observedAtMs });
   }
 
@@ -153,8 +166,8 @@ export function parseUnifiedHeaders(headers: HeaderBag, observedAtMs: number): Q
     unifiedStatus: normalizeStatus(get('status')),
     unifiedResetAtMs: parseResetMs(get('reset')),
     representativeClaim: text(get('representative-claim'))?.toLowerCase(),
-    session: readWindow(h, '5h'),
-    weekly: readWindow(h, '7d'),
+    session: readWindow(h, SESSION_KEYS),
+    weekly: readWindow(h, WEEKLY_KEYS),
     scoped: Object.fromEntries(scoped),
     overage: Object.keys(overage).length > 0 ? overage : undefined,
   });
