@@ -187,7 +187,9 @@ export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
         poller.stop();
         rmSync(runtimeFile(stateDir), { force: true });
         await server.close();
-        await Promise.all([engine.close(), (saver as StatePersistence).close(), decisions.close()]);
+        // The engine first: requests still ending record their decisions and state.
+        await engine.close();
+        await Promise.all([(saver as StatePersistence).close(), decisions.close()]);
       })()),
   };
 }

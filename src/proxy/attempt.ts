@@ -254,8 +254,7 @@ async function attemptOne(
 }
 
 function isEventStream(headers: IncomingHttpHeaders): boolean {
-  const type = headers['content-type'];
-  return typeof type === 'string' && type.includes('text/event-stream');
+  return String(headers['content-type'] ?? '').includes('text/event-stream');
 }
 
 /** What the event-stream relay of one attempt does at its milestones. */

@@ -17,6 +17,24 @@ export interface DecisionSink {
   recent(limit: number): DecisionRecord[];
 }
 
+/** A rotated log's name: `decisions-<UTC stamp>.jsonl`, or `-<n>` after the stamp for later ones in the same second. */
+const ROTATED = /^decisions-(\d{8}T\d{6})(?:-(\d+))?\.jsonl$/;
+
+/**
+ * Orders decision-log file names oldest first: rotated files by stamp, then by their `-<n>`
+ * suffix (a plain name sort would put `-1` before the suffix-less file of the same second),
+ * and the current `decisions.jsonl` last.
+ */
+export function byRotationOrder(a: string, b: string): number {
+  const key = (f: string): [string, number] => {
+    const m = ROTATED.exec(f);
+    return m ? [m[1], Number(m[2] ?? 0)] : ['~', 0];
+  };
+  const [sa, na] = key(a);
+  const [sb, nb] = key(b);
+  return sa < sb ? -1 : sa > sb ? 1 : na - nb;
+}
+
 export interface DecisionLogOptions {
   /** Directory holding decisions.jsonl. */
   dir: string;
@@ -178,8 +196,8 @@ export class DecisionLog implements DecisionSink {
     fs.renameSync(this.file, target);
     const rotated = fs
       .readdirSync(this.opts.dir)
-      .filter((f) => /^decisions-.*\.jsonl$/.test(f))
-      .sort();
+      .filter((f) => ROTATED.test(f))
+      .sort(byRotationOrder);
     for (const f of rotated.slice(0, Math.max(0, rotated.length - this.keep))) fs.rmSync(path.join(this.opts.dir, f), { force: true });
   }
 }

@@ -15,7 +15,7 @@ import { isEligible, planRoute, type PlanAccount, type RoutePlan } from '../rout
 import type { RoutingPolicy } from '../routing/policy';
 import { buildDecisionRecord, type DecisionRecord } from '../routing/decision';
 import { sendAnthropicError } from './anthropicError';
-import { ACCOUNT_HEADER, REQUEST_ID_HEADER, runAttempts, type AttemptServices } from './attempt';
+import { ACCOUNT_HEADER, REQUEST_ID_HEADER, runAttempts, type AttemptOutcome, type AttemptServices } from './attempt';
 import { BodyTooLargeError, MAX_BODY_BYTES, readBody, type RequestBody } from './body';
 import type { DecisionSink } from './decisionLog';
 import { noUsableAccountAnswer } from './exhausted';
@@ -144,12 +144,22 @@ export class RouterEngine {
 
   /** The `node:http` request handler. Never throws. */
   readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
-    this.dispatch(req, res).catch((err: unknown) => {
-      this.state.counters.errors++;
-      this.log.error(`internal error: ${(err as Error)?.stack ?? String(err)}`);
-      if (!res.headersSent) sendAnthropicError(res, 500, 'api_error', 'Claude Router internal error; see its log.');
-      else res.destroy();
-    });
+    this.running++;
+    this.dispatch(req, res)
+      .catch((err: unknown) => {
+        this.state.counters.errors++;
+        this.log.error(`internal error: ${(err as Error)?.stack ?? String(err)}`);
+        if (!res.headersSent) sendAnthropicError(res, 500, 'api_error', 'Claude Router internal error; see its log.');
+        else if (!res.writableEnded) res.destroy();
+      })
+      .then(this.handled);
+  };
+
+  /** Requests being handled, and who waits for them all to end (close). */
+  private running = 0;
+  private onIdle: (() => void) | undefined;
+  private readonly handled = (): void => {
+    if (--this.running === 0) this.onIdle?.();
   };
 
   private async dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -237,26 +247,34 @@ export class RouterEngine {
       this.state.roundRobinCursor++;
     }
 
-    const result = await runAttempts(
-      {
-        req,
-        res,
-        body,
-        pathWithQuery: url,
-        model: info.model,
-        order: plan.order,
-        accounts: accountsByLabel(config),
-        policy: config.policy,
-        countLeases: isMessages,
-        requestId,
-        client,
-        onCommit: (account, attempted) => {
-          if (isMessages) this.bindOnCommit(config.policy, info.sessionId, account, attempted, info.model);
+    let result: AttemptOutcome;
+    try {
+      result = await runAttempts(
+        {
+          req,
+          res,
+          body,
+          pathWithQuery: url,
+          model: info.model,
+          order: plan.order,
+          accounts: accountsByLabel(config),
+          policy: config.policy,
+          countLeases: isMessages,
+          requestId,
+          client,
+          onCommit: (account, attempted) => {
+            if (isMessages) this.bindOnCommit(config.policy, info.sessionId, account, attempted, info.model);
+          },
         },
-      },
-      this.servicesFor(config),
-    );
-    res.off('close', onClose);
+        this.servicesFor(config),
+      );
+    } catch (err) {
+      // Answered here, where the request id is known; the caller logs it.
+      sendAnthropicError(res, 500, 'api_error', 'Claude Router internal error; see its log.', { [REQUEST_ID_HEADER]: requestId });
+      throw err;
+    } finally {
+      res.off('close', onClose);
+    }
 
     let { outcome, status } = result;
     if (outcome === 'exhausted') {
@@ -284,6 +302,9 @@ export class RouterEngine {
       },
     );
     this.decisions.append(record);
+    if (this.log.debugEnabled?.() ?? true) {
+      this.log.debug(`decision ${requestId} session=${info.sessionId ?? '-'} reason=${plan.selectionReason} served=${record.servedBy ?? '-'} outcome=${outcome}`);
+    }
   }
 
   /** The services the attempt loop uses under `config` (built once per configuration). */
@@ -447,8 +468,19 @@ export class RouterEngine {
     return this.decisions.recent(limit);
   }
 
-  async close(): Promise<void> {
+  /**
+   * Ends `/events` streams and waits (at most `graceMs`) for requests still being handled —
+   * their decisions are recorded as they end, so close the decision log after this. Close
+   * the HTTP server first: its connections are what ends those requests.
+   */
+  async close(graceMs = 5_000): Promise<void> {
     for (const res of this.liveStreams) res.end();
+    if (this.running > 0) {
+      await new Promise<void>((resolve) => {
+        this.onIdle = resolve;
+        setTimeout(resolve, graceMs).unref();
+      });
+    }
     if (this.ownsDispatcher) await this.dispatcher.close();
   }
 }

@@ -25,10 +25,11 @@ function keyBytes(key: string): Buffer {
   return cached.bytes;
 }
 
-/** Constant-time for equal lengths; the length itself is no secret (keys are generated at one fixed length). */
+/** Constant-time: a candidate of another length is compared as the key with itself, so the time tells nothing of the key's length either. */
 function sameKey(candidate: string, want: Buffer): boolean {
   const got = Buffer.from(candidate.trim());
-  return got.length === want.length && timingSafeEqual(got, want);
+  const sameLength = got.length === want.length;
+  return timingSafeEqual(sameLength ? got : want, want) && sameLength;
 }
 
 /**

@@ -8,6 +8,8 @@ export interface Logger {
   info(message: string): void;
   warn(message: string): void;
   error(message: string): void;
+  /** Whether debug lines are kept; callers skip building them when not (assumed kept when absent). */
+  debugEnabled?(): boolean;
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'off';
@@ -18,8 +20,8 @@ export function streamLogger(write: (line: string) => void, level: LogLevel = 'i
   const at = (l: Exclude<LogLevel, 'off'>) => (message: string) => {
     if (ORDER[l] >= ORDER[level]) write(`${new Date().toISOString()} ${l.toUpperCase()} ${message}\n`);
   };
-  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), debugEnabled: () => ORDER[level] <= ORDER.debug };
 }
 
 /** A logger that drops everything (tests). */
-export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {}, debugEnabled: () => false };

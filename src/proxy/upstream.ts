@@ -76,8 +76,22 @@ function connectionOptions(connection: string | undefined): Set<string> | undefi
   return new Set(connection.toLowerCase().split(',').map((h) => h.trim()));
 }
 
-/** Response headers never relayed to the client (hop-by-hop; Node sets its own framing; we set the length). */
-const DROP_RESPONSE = new Set(['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection', 'upgrade', 'trailer', 'te', 'content-length']);
+/**
+ * Response headers never relayed to the client: hop-by-hop ones, the length (Node frames the
+ * answer, we set it), and this router's own headers (a router behind another names itself).
+ */
+const DROP_RESPONSE = new Set([
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'proxy-connection',
+  'upgrade',
+  'trailer',
+  'te',
+  'content-length',
+  'x-claude-router-account',
+  'x-claude-router-request-id',
+]);
 
 /**
  * The head of the client's response as a flat `[name, value, …]` list — the

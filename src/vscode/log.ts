@@ -8,5 +8,6 @@ export function channelLogger(channel: vscode.LogOutputChannel): Logger {
     info: (m) => channel.info(m),
     warn: (m) => channel.warn(m),
     error: (m) => channel.error(m),
+    debugEnabled: () => channel.logLevel <= vscode.LogLevel.Debug,
   };
 }

@@ -1,5 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { createHash } from 'node:crypto';
+import type { Logger } from '../../src/proxy/log';
+import { clientHeaderList } from '../../src/proxy/upstream';
 import { accounts, callRouter, messagesBody, routerStatus, startHarness, type Harness } from '../support/routerHarness';
 
 describe('proxy forwarding', () => {
@@ -79,5 +81,55 @@ describe('proxy forwarding', () => {
     assert.equal(d[0].candidates[0].verdict, 'selected');
     assert.equal(d[0].outcome, 'success');
     assert.ok(d[0].usage && d[0].usage.outputTokens > 0);
+  });
+
+  it('logs one line per decision at debug level, and builds none when debug is off', async () => {
+    const lines: string[] = [];
+    let debug = true;
+    const log: Logger = { debug: (m) => lines.push(m), info() {}, warn() {}, error() {}, debugEnabled: () => debug };
+    const logged = await startHarness(accounts('a'), { log });
+    try {
+      await callRouter(logged, { session: 'sess-debug' });
+      debug = false;
+      await callRouter(logged, { session: 'sess-quiet' });
+    } finally {
+      await logged.close();
+    }
+    const decisions = lines.filter((l) => l.startsWith('decision '));
+    assert.equal(decisions.length, 1, lines.join('\n'));
+    assert.match(decisions[0], /^decision req_router_\S+ session=sess-debug reason=\S+ served=a outcome=success$/);
+  });
+
+  it('records the decision of a request still streaming when the router shuts down', async () => {
+    const slow = await startHarness(accounts('a'), { sim: { sseIntervalMs: 100, sseDeltaCount: 100 } });
+    try {
+      const pending = callRouter(slow, { session: 'sess-shutdown', body: messagesBody({ stream: true }) }).catch(() => undefined);
+      for (let i = 0; i < 50 && (await routerStatus(slow)).inflight === 0; i++) await new Promise((r) => setTimeout(r, 20));
+      await slow.router.close();
+      await pending;
+      const d = slow.decisions();
+      assert.deepEqual(d.map((x) => [x.sessionId, x.outcome]), [['sess-shutdown', 'client_abort']]);
+    } finally {
+      await slow.close();
+    }
+  });
+});
+
+describe('response headers', () => {
+  it("drop hop-by-hop headers, the upstream's length and another router's own headers; ours come last", () => {
+    const list = clientHeaderList(
+      {
+        'content-type': 'application/json',
+        'content-length': '10',
+        connection: 'keep-alive',
+        'transfer-encoding': 'chunked',
+        'set-cookie': ['a=1', 'b=2'],
+        'x-claude-router-account': 'inner',
+        'x-claude-router-request-id': 'req_inner',
+        'request-id': 'req_upstream',
+      },
+      ['x-claude-router-account', 'outer'],
+    );
+    assert.deepEqual(list, ['content-type', 'application/json', 'set-cookie', ['a=1', 'b=2'], 'request-id', 'req_upstream', 'x-claude-router-account', 'outer']);
   });
 });

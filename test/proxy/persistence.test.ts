@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { startFakeUpstream } from '../../src/sim';
 import { startRouter } from '../../src/cli/runtime';
 import { silentLogger } from '../../src/proxy/log';
-import { DecisionLog } from '../../src/proxy/decisionLog';
+import { byRotationOrder, DecisionLog } from '../../src/proxy/decisionLog';
 import type { DecisionRecord } from '../../src/routing/decision';
 import { accounts, callRouter, routerStatus, startHarness, type Harness } from '../support/routerHarness';
 
@@ -117,7 +117,15 @@ describe('router state across restarts, usage polling, caps, log rotation', () =
     await log.close();
     const files = readdirSync(dir).sort();
     assert.ok(files.includes('decisions.jsonl'));
-    assert.equal(files.filter((f) => f.startsWith('decisions-')).length, 3, files.join(','));
+    const rotated = files.filter((f) => f.startsWith('decisions-'));
+    assert.equal(rotated.length, 3, files.join(','));
+    // Many rotations fell in one second (-1, -2, … -10 suffixes): the newest were kept.
+    const kept = rotated
+      .sort(byRotationOrder)
+      .flatMap((f) => readFileSync(path.join(dir, f), 'utf8').trim().split('\n'))
+      .map((l) => Number(JSON.parse(l).requestId.slice(1)));
+    assert.equal(kept[kept.length - 1], 19, `kept ${kept.join(',')} in ${rotated.join(',')}`);
+    assert.ok(kept.every((v, i) => i === 0 || v === kept[i - 1] + 1), `the kept files hold the newest records, in order, without a gap: ${kept.join(',')}`);
     const current = readFileSync(path.join(dir, 'decisions.jsonl'), 'utf8').trim().split('\n');
     assert.deepEqual(current.map((l) => JSON.parse(l).requestId), ['r99'], 'a new day starts a new file');
     assert.equal(log.recent(2).map((r) => r.requestId).join(), 'r19,r99');

@@ -12,6 +12,7 @@ import { startRouter, type RunningRouter } from '../../src/cli/runtime';
 import type { ConfigInput } from '../../src/config/schema';
 import { silentLogger, type Logger } from '../../src/proxy/log';
 import type { DecisionRecord } from '../../src/routing/decision';
+import { byRotationOrder } from '../../src/proxy/decisionLog';
 
 export interface Harness {
   sim: FakeUpstream;
@@ -55,10 +56,9 @@ export async function startHarness(
       rmSync(stateDir, { recursive: true, force: true });
     },
     decisions() {
-      // Rotated files (decisions-<stamp>.jsonl) sort before the current one.
       return readdirSync(stateDir)
         .filter((f) => /^decisions.*\.jsonl$/.test(f))
-        .sort()
+        .sort(byRotationOrder)
         .flatMap((f) => readFileSync(path.join(stateDir, f), 'utf8').split('\n'))
         .filter(Boolean)
         .map((l) => JSON.parse(l) as DecisionRecord);
