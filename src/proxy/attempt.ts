@@ -21,7 +21,7 @@ import type { AttemptRecord, DecisionOutcome, UsageRecord } from '../routing/dec
 import type { PlanAccount } from '../routing/plan';
 import type { RoutingPolicy } from '../routing/policy';
 import { usageFromJson } from './answerUsage';
-import type { RequestBody } from './body';
+import { MAX_BODY_BYTES, type RequestBody } from './body';
 import { StreamRelay, type StreamEnd, type StreamRelayHooks } from './streamRelay';
 import { clientHeaderList, upstreamHeaders } from './upstream';
 import { callUpstream, type ClientLink, type UpstreamHead } from './upstreamCall';
@@ -36,9 +36,11 @@ export const REQUEST_ID_HEADER = 'x-claude-router-request-id';
 /** Server errors retried on other accounts before the last one is returned. */
 const MAX_SERVER_ERROR_ROTATIONS = 2;
 /** Attempt results that are upstream trouble rather than the account's: limited rotations. */
-const TRANSIENT_RESULTS = new Set(['server_error', 'network_error', 'stream_failed', 'empty_stream', 'invalid_json', 'body_failed', 'stream_server_error']);
+const TRANSIENT_RESULTS = new Set(['server_error', 'network_error', 'stream_failed', 'empty_stream', 'invalid_json', 'body_failed', 'body_too_large', 'stream_server_error']);
 /** Error bodies larger than this are not read whole (they are not Anthropic errors). */
 const MAX_ERROR_BODY = 1 << 20;
+/** Successful non-stream answers are buffered whole (failover on a broken one); none is anywhere near this. */
+const MAX_ANSWER_BODY = MAX_BODY_BYTES;
 
 /** Everything one request's attempts share. */
 export interface AttemptRequest {
@@ -207,12 +209,16 @@ async function attemptOne(
           return { stream: new StreamRelay(r.res, r.client, controller, streamHooks(r, s, account, head, attempts, () => ms, attempted), settle) };
         }
         // Successful answers are relayed whole; error bodies are only read to classify them.
-        return { buffer: status >= 200 && status < 300 ? Number.POSITIVE_INFINITY : MAX_ERROR_BODY };
+        return { buffer: status >= 200 && status < 300 ? MAX_ANSWER_BODY : MAX_ERROR_BODY };
       },
     );
 
     if (call.kind === 'failed') {
-      if (r.client.gone) return { next: 'abort' };
+      if (r.client.gone) {
+        // The upstream may have the request (and charge it): the attempt stays on record.
+        attempts.push({ account: account.id, status: 0, result: 'client_abort', ms: s.now() - t0 });
+        return { next: 'abort' };
+      }
       attempts.push({ account: account.id, status: 0, result: 'network_error', ms: s.now() - t0 });
       s.log.warn(`upstream ${account.id}: ${call.error.message}`);
       return { next: 'rotate', held: syntheticHeld(account.id, 502, 'api_error', 'Claude Router could not reach the Anthropic API.') };
@@ -230,7 +236,10 @@ async function attemptOne(
     const { head } = call;
     const cls = classifyResponse({ status, headers: head.headers, body: call.body.toString('utf8'), nowMs: now, model: r.model ?? undefined });
     attempts.push({ account: account.id, status, result: cls.kind, ms });
-    const held: HeldResponse = { status, headers: head.headers, body: call.body, account: account.id };
+    const held: HeldResponse = call.truncated
+      ? // Cut at the read limit, it is no Anthropic error any more: its status and headers, our body.
+        { status, headers: { ...head.headers, 'content-type': 'application/json' }, body: errorBody('api_error', `Claude Router: the upstream's ${status} answer was over ${MAX_ERROR_BODY} bytes and was not relayed.`), account: account.id }
+      : { status, headers: head.headers, body: call.body, account: account.id };
 
     if (cls.kind === 'unauthorized' && info.kind === 'oauth' && !refreshed) {
       try {
@@ -308,14 +317,22 @@ function relayJson(
   r: AttemptRequest,
   s: AttemptServices,
   account: PlanAccount,
-  call: { head: UpstreamHead; body: Buffer; error?: Error },
+  call: { head: UpstreamHead; body: Buffer; error?: Error; truncated: boolean },
   attempts: AttemptRecord[],
   ms: number,
   attempted: Set<string>,
 ): Step {
   const { status, headers } = call.head;
   const record = (result: string) => attempts.push({ account: account.id, status, result, ms });
-  if (r.client.gone) return { next: 'abort' };
+  if (r.client.gone) {
+    record('client_abort');
+    return { next: 'abort' };
+  }
+  if (call.truncated) {
+    record('body_too_large');
+    s.log.warn(`upstream ${account.id}: a ${status} answer over ${MAX_ANSWER_BODY} bytes`);
+    return { next: 'rotate', held: syntheticHeld(account.id, 502, 'api_error', 'Claude Router: the upstream answer was too large to relay.') };
+  }
   if (call.error) {
     record('body_failed');
     s.log.warn(`upstream ${account.id}: body failed (${call.error.message})`);
@@ -337,10 +354,10 @@ function relayJson(
 
 /** A response the router makes up for a failure that has no HTTP answer of its own (a stream error, a dead connection). */
 function syntheticHeld(account: string, status: number, type: string, message: string): HeldResponse {
-  return {
-    status,
-    headers: { 'content-type': 'application/json' },
-    body: Buffer.from(JSON.stringify({ type: 'error', error: { type, message } })),
-    account,
-  };
+  return { status, headers: { 'content-type': 'application/json' }, body: errorBody(type, message), account };
+}
+
+/** An Anthropic-shaped error body; `type` may be one upstream named (an `event: error`'s). */
+function errorBody(type: string, message: string): Buffer {
+  return Buffer.from(JSON.stringify({ type: 'error', error: { type, message } }));
 }

@@ -52,40 +52,42 @@ export class RequestBody {
 }
 
 /**
+ * Bytes a refused body may still send: the rest of an over-limit body is read and dropped so
+ * the client gets to read the 413 (a server that stops reading and closes shows a client
+ * that is still sending a connection reset instead); past this, the connection is cut.
+ */
+const DRAIN_BYTES = 2 * MAX_BODY_BYTES;
+
+/**
  * @throws BodyTooLargeError when `content-length` or the bytes received exceed `limit`
  * @throws Error when the client aborts mid-body
  */
 export function readBody(req: IncomingMessage, limit: number): Promise<RequestBody> {
   const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) {
-    req.resume();
-    return Promise.reject(new BodyTooLargeError());
-  }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     let failed = false;
-    req.on('data', (chunk: Buffer) => {
+    const refuse = (err: Error) => {
       if (failed) return;
+      failed = true;
+      chunks.length = 0;
+      reject(err);
+    };
+    if (Number.isFinite(declared) && declared > limit) refuse(new BodyTooLargeError());
+    req.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size > limit) {
-        failed = true;
-        chunks.length = 0;
-        reject(new BodyTooLargeError());
+      if (failed) {
+        if (size > DRAIN_BYTES) req.destroy();
         return;
       }
+      if (size > limit) return refuse(new BodyTooLargeError());
       chunks.push(chunk);
     });
     req.on('end', () => {
       if (!failed) resolve(new RequestBody(chunks, size));
     });
-    req.on('error', (err) => {
-      if (!failed) reject(err);
-      failed = true;
-    });
-    req.on('aborted', () => {
-      if (!failed) reject(new Error('client aborted'));
-      failed = true;
-    });
+    req.on('error', (err) => refuse(err));
+    req.on('aborted', () => refuse(new Error('client aborted')));
   });
 }

@@ -216,7 +216,6 @@ export class RouterEngine {
       body = await readBody(req, MAX_BODY_BYTES);
     } catch (err) {
       if (err instanceof BodyTooLargeError) {
-        res.setHeader('connection', 'close');
         return sendAnthropicError(res, 413, 'request_too_large', `Request exceeds the maximum allowed size of ${MAX_BODY_BYTES} bytes.`);
       }
       return; // the client went away while sending

@@ -24,6 +24,9 @@ export class MalformedBodyError extends Error {}
  */
 const HEAD_MODEL = /^\s*\{\s*"model"\s*:\s*"([\x20\x21\x23-\x5b\x5d-\x7e]{1,200})"/;
 
+/** Longest model name kept (the fast path reads at most as many). */
+const MAX_MODEL_CHARS = 200;
+
 /**
  * @param headers the client's request headers
  * @param body the raw body
@@ -45,7 +48,8 @@ export function inspectRequest(headers: Record<string, string | string[] | undef
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new MalformedBodyError('request body must be a JSON object');
   const obj = parsed as Record<string, unknown>;
   return {
-    model: typeof obj.model === 'string' ? obj.model : null,
+    // Recorded in every decision: a model name is never this long, a hostile one could be.
+    model: typeof obj.model === 'string' ? obj.model.slice(0, MAX_MODEL_CHARS) : null,
     sessionId: headerSession ?? sessionIdFromBody(obj),
     stream: typeof obj.stream === 'boolean' ? obj.stream : null,
   };

@@ -76,19 +76,31 @@ const CR = 0x0d;
  */
 export class SseFramer {
   private held: Buffer[] = [];
+  /** The last two bytes held (-1 when fewer), however many chunks they came in. */
+  private last = -1;
+  private beforeLast = -1;
 
   /** Bytes of the events this chunk completes (with any held bytes before them), or undefined. */
   push(chunk: Buffer): Buffer | undefined {
     let end = lastBoundaryEnd(chunk);
-    if (end < 0 && this.held.length > 0) end = joinBoundaryEnd(this.held[this.held.length - 1], chunk);
+    if (end < 0 && this.held.length > 0) end = joinBoundaryEnd(this.beforeLast, this.last, chunk);
     if (end < 0) {
-      if (chunk.length > 0) this.held.push(chunk);
+      if (chunk.length > 0) this.hold(chunk);
       return undefined;
     }
     const head = end === chunk.length ? chunk : chunk.subarray(0, end);
     const out = this.held.length === 0 ? head : Buffer.concat([...this.held, head]);
-    this.held = end === chunk.length ? [] : [chunk.subarray(end)];
+    this.held = [];
+    this.last = this.beforeLast = -1;
+    if (end < chunk.length) this.hold(chunk.subarray(end));
     return out;
+  }
+
+  private hold(bytes: Buffer): void {
+    this.held.push(bytes);
+    if (bytes.length >= 2) this.beforeLast = bytes[bytes.length - 2];
+    else if (bytes.length === 1) this.beforeLast = this.last;
+    if (bytes.length > 0) this.last = bytes[bytes.length - 1];
   }
 
   /** Whether bytes of an unfinished event are held. */
@@ -112,10 +124,11 @@ function lastBoundaryEnd(buf: Buffer): number {
   return Math.max(lf >= 0 ? lf + 2 : -1, crlf >= 0 ? crlf + 3 : -1);
 }
 
-/** A blank line split across the end of `prev` and the start of `next`: index in `next` just after it, or -1. */
-function joinBoundaryEnd(prev: Buffer, next: Buffer): number {
-  const p1 = prev[prev.length - 1];
-  const p2 = prev[prev.length - 2];
+/**
+ * A blank line split between the held bytes (ending `p2`, `p1`) and the start of `next`:
+ * index in `next` just after it, or -1.
+ */
+function joinBoundaryEnd(p2: number, p1: number, next: Buffer): number {
   if (p1 === LF && next[0] === LF) return 1;
   if (p1 === LF && next[0] === CR && next[1] === LF) return 2;
   if (p1 === CR && p2 === LF && next[0] === LF) return 1;

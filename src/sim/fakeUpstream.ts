@@ -375,6 +375,11 @@ class FakeUpstreamServer implements FakeUpstream {
         return ex.error(529, 'overloaded_error', 'Overloaded', base, 'Overloaded');
       case 'server_error':
         return ex.error(fault.status, 'api_error', fault.status === 500 ? 'Internal server error' : `Upstream error (${fault.status})`, base);
+      case 'html_error': {
+        const page = `<html><body><h1>${fault.status} Error</h1>${'<p>upstream unavailable</p>'.repeat(Math.ceil(fault.bytes / 28))}</body></html>`;
+        ex.head(fault.status, { 'content-type': 'text/html', 'content-length': Buffer.byteLength(page) });
+        return ex.end(page);
+      }
       case 'forbidden':
         return ex.error(403, 'permission_error', 'OAuth token has been revoked.', base);
       case 'bad_request':

@@ -16,6 +16,7 @@ export const FAULT_KINDS = [
   'expire_token',
   'slow_first_byte',
   'server_error',
+  'html_error',
   'forbidden',
   'bad_request',
 ] as const;
@@ -47,6 +48,9 @@ export function validateFault(x: unknown): SimFault {
       return { kind: 'server_error', status: f.status };
     case 'truncate':
       return { kind: 'truncate', clean: f.clean === true };
+    case 'html_error':
+      if (typeof f.status !== 'number' || !Number.isInteger(f.status) || f.status < 400 || f.status > 599) throw new Error('html_error.status must be an HTTP error status');
+      return { kind: 'html_error', status: f.status, bytes: nonNegNumber(f.bytes, 'html_error.bytes') };
     case 'headerless_429':
     case 'entitlement_429':
     case 'overloaded_529':

@@ -77,6 +77,8 @@ export type SimFault =
   | { kind: 'slow_first_byte'; delayMs: number }
   /** One-shot 5xx with an api_error body. */
   | { kind: 'server_error'; status: 500 | 502 | 503 | 504 }
+  /** One-shot error page from something in front of the API (a load balancer): `status`, `text/html`, about `bytes` long. */
+  | { kind: 'html_error'; status: number; bytes: number }
   /** One-shot 403 permission_error "OAuth token has been revoked." */
   | { kind: 'forbidden' }
   /** One-shot 400 invalid_request_error. */

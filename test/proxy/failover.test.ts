@@ -230,5 +230,30 @@ describe('proxy failover', () => {
     const st = await routerStatus(h);
     for (const a of st.accounts) assert.equal(a.inflight, 0);
     assert.ok(st.counters.clientAborts >= 1);
+    // A request abandoned while upstream had it keeps that attempt on record (upstream may charge it).
+    await h.router.close();
+    const abandoned = h.decisions().filter((d) => d.outcome === 'client_abort');
+    assert.ok(abandoned.length >= 1);
+    for (const d of abandoned) assert.ok(d.attempts.some((a) => a.result === 'client_abort'), JSON.stringify(d.attempts));
+  });
+
+  it('relays an error page from in front of the API as it came, unless it is too large to be an error answer', async () => {
+    h = await startHarness(specsWithFirst('a', 'b'));
+    for (const label of ['a', 'b']) h.sim.injectFault(label, { kind: 'html_error', status: 502, bytes: 2_000 });
+    const small = await callRouter(h, { session: 's1' });
+    assert.equal(small.status, 502);
+    assert.match(String(small.headers['content-type']), /text\/html/);
+    assert.match(small.text, /^<html>.*<\/html>$/s);
+
+    await h.close(); // both accounts now cool down after their 502s: start afresh
+    h = await startHarness(specsWithFirst('a', 'b'));
+    for (const label of ['a', 'b']) h.sim.injectFault(label, { kind: 'html_error', status: 503, bytes: 3_000_000 });
+    const huge = await callRouter(h, { session: 's2' });
+    assert.equal(huge.status, 503);
+    assert.match(String(huge.headers['content-type']), /application\/json/);
+    const body = JSON.parse(huge.text) as { type: string; error: { type: string; message: string } };
+    assert.equal(body.type, 'error');
+    assert.match(body.error.message, /not relayed/);
+    assert.equal(Number(huge.headers['content-length']), Buffer.byteLength(huge.text));
   });
 });

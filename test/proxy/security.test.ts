@@ -1,5 +1,7 @@
 import { strict as assert } from 'node:assert';
 import * as http from 'node:http';
+import { Readable } from 'node:stream';
+import { request } from 'undici';
 import { accounts, callRouter, messagesBody, routerStatus, startHarness, type Harness } from '../support/routerHarness';
 
 /** A raw request so the test controls Host and Origin exactly. */
@@ -75,6 +77,19 @@ describe('proxy security', () => {
     }).catch((e) => ({ status: -1, body: String(e), headers: {} }));
     assert.equal(r.status, 413);
     assert.equal(JSON.parse(r.body).error.type, 'request_too_large');
+    assert.equal(h.sim.requests.length, 0);
+  });
+
+  it('lets a client still sending an over-limit body read the 413 (fetch-style client, declared and chunked)', async () => {
+    const big = Buffer.alloc(33 * 1024 * 1024, 0x78);
+    const headers = { 'x-claude-router-key': h.router.clientKey, 'content-type': 'application/json' };
+    // fetch, as the Anthropic SDK sends: it reports a reset, not the answer, if the server closes while it still sends.
+    const declared = await fetch(`${h.router.url}/v1/messages`, { method: 'POST', headers, body: big });
+    assert.equal(declared.status, 413);
+    assert.equal(((await declared.json()) as { error: { type: string } }).error.type, 'request_too_large');
+    const chunked = await request(`${h.router.url}/v1/messages`, { method: 'POST', headers, body: Readable.from([big.subarray(0, 20 << 20), big.subarray(20 << 20)]) });
+    assert.equal(chunked.statusCode, 413);
+    await chunked.body.dump();
     assert.equal(h.sim.requests.length, 0);
   });
 

@@ -73,4 +73,21 @@ describe('SSE framing and scanning', () => {
       { numRuns: 400, seed: 7 },
     );
   });
+
+  it('finds every blank line however finely the bytes are cut (CRLF split over three or four reads)', () => {
+    const stream = [
+      'event: message_start\r\ndata: {"type":"message_start"}\r\n\r\n',
+      ': comment\n\n',
+      'event: content_block_delta\ndata: {"t":"ü"}\n\r\n',
+      'event: message_stop\r\ndata: {}\r\n\r\n',
+    ].join('');
+    const bytes = Buffer.from(stream);
+    const expected = new SseScanner().feed(bytes).map((e) => [e.event, e.data]);
+    for (const size of [1, 2, 3, 4, 5]) {
+      const cuts = Array.from({ length: Math.ceil(bytes.length / size) }, () => size);
+      const { seen, framer } = scanAll(chunked(bytes, cuts));
+      assert.deepEqual(seen, expected, `${size}-byte reads`);
+      assert.equal(framer.hasPartial(), false, `${size}-byte reads`);
+    }
+  });
 });
