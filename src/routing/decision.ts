@@ -133,26 +133,10 @@ export function metricsFromRecord(r: RecordedMetrics): AccountMetrics {
 }
 
 /** What is known of a request before it is planned (the record's head). */
-export interface RequestFacts {
-  /** ISO-8601 arrival time. */
-  ts: string;
-  requestId: string;
-  sessionId: string | null;
-  path: string;
-  model: string | null;
-  stream: boolean;
-}
+export type RequestFacts = Pick<DecisionRecord, 'ts' | 'requestId' | 'sessionId' | 'path' | 'model' | 'stream'>;
 
 /** How a request ended (the record's tail). */
-export interface OutcomeFacts {
-  servedBy: string | null;
-  servedByFallback: boolean;
-  attempts: AttemptRecord[];
-  outcome: DecisionOutcome;
-  status: number;
-  usage: UsageRecord | null;
-  durationMs: number;
-}
+export type OutcomeFacts = Pick<DecisionRecord, 'servedBy' | 'servedByFallback' | 'attempts' | 'outcome' | 'status' | 'usage' | 'durationMs'>;
 
 /**
  * The decision record of one request: its facts, the plan it ran under and its outcome.
