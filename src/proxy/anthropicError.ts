@@ -16,8 +16,11 @@ export type AnthropicErrorType =
   | 'api_error'
   | 'overloaded_error';
 
-/** The JSON body of an Anthropic error. */
-export function anthropicErrorBody(type: AnthropicErrorType, message: string): string {
+/**
+ * The JSON body of an Anthropic error. `type` is one of {@link AnthropicErrorType}, or a type
+ * an upstream `event: error` named, passed on as it came.
+ */
+export function anthropicErrorBody(type: AnthropicErrorType | (string & {}), message: string): string {
   return JSON.stringify({ type: 'error', error: { type, message } });
 }
 

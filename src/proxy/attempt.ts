@@ -20,6 +20,7 @@ import type { ResponseClass } from '../quota/types';
 import type { AttemptRecord, DecisionOutcome, UsageRecord } from '../routing/decision';
 import type { PlanAccount } from '../routing/plan';
 import type { RoutingPolicy } from '../routing/policy';
+import { anthropicErrorBody } from './anthropicError';
 import { usageFromJson } from './answerUsage';
 import { MAX_BODY_BYTES, type RequestBody } from './body';
 import { StreamRelay, type StreamEnd, type StreamRelayHooks } from './streamRelay';
@@ -357,7 +358,6 @@ function syntheticHeld(account: string, status: number, type: string, message: s
   return { status, headers: { 'content-type': 'application/json' }, body: errorBody(type, message), account };
 }
 
-/** An Anthropic-shaped error body; `type` may be one upstream named (an `event: error`'s). */
 function errorBody(type: string, message: string): Buffer {
-  return Buffer.from(JSON.stringify({ type: 'error', error: { type, message } }));
+  return Buffer.from(anthropicErrorBody(type, message));
 }

@@ -4,6 +4,7 @@
  */
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { anthropicErrorBody } from './anthropicError';
 
 export interface ProxyServer {
   /** `http://127.0.0.1:PORT` */
@@ -32,7 +33,7 @@ export function listen(handler: http.RequestListener, host: string, port: number
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     if (!socket.writable || (err.code === 'ECONNRESET')) return void socket.destroy();
     const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
-    const body = JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: `Claude Router could not parse the request (${err.code ?? 'bad request'}).` } });
+    const body = anthropicErrorBody('invalid_request_error', `Claude Router could not parse the request (${err.code ?? 'bad request'}).`);
     socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
   });
   return new Promise((resolve, reject) => {

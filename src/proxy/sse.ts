@@ -6,6 +6,7 @@
  * JSON-parsed; content deltas are skipped by name.
  */
 import { StringDecoder } from 'node:string_decoder';
+import { anthropicErrorBody } from './anthropicError';
 
 /** One parsed event. `data` is the raw data text (joined lines). */
 export interface SseEvent {
@@ -61,7 +62,7 @@ function parseBlock(block: string): SseEvent | undefined {
 
 /** Formats an Anthropic-shaped `event: error` frame. */
 export function sseErrorFrame(type: string, message: string): string {
-  return `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type, message } })}\n\n`;
+  return `event: error\ndata: ${anthropicErrorBody(type, message)}\n\n`;
 }
 
 const LF = 0x0a;

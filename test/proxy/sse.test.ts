@@ -45,16 +45,21 @@ function scanAll(chunks: Buffer[]): { seen: string[][]; framer: SseFramer } {
   return { seen, framer };
 }
 
+/** The bytes of `text`, cut into reads of the given sizes, give the string scanner's events, and nothing is left held. */
+function assertScansLikeStringScanner(text: string, cuts: number[], label?: string): void {
+  const bytes = Buffer.from(text, 'utf8');
+  const expected = new SseScanner().feed(bytes).map((e) => [e.event, e.data]);
+  const { seen, framer } = scanAll(chunked(bytes, cuts));
+  assert.deepEqual(seen, expected, label);
+  assert.equal(framer.hasPartial(), false, label);
+}
+
 describe('SSE framing and scanning', () => {
   it('the byte-level scanner reads the same events as the string scanner, however the bytes are chunked', () => {
     fc.assert(
       fc.property(fc.array(eventArb, { maxLength: 12 }), fc.array(fc.integer({ min: 1, max: 40 }), { maxLength: 30 }), (events, cuts) => {
         const text = events.map((e) => (e.crlf ? `event: ${e.event}\r\ndata: ${e.data}\r\n\r\n` : `event: ${e.event}\ndata: ${e.data}\n\n`)).join('');
-        const bytes = Buffer.from(text, 'utf8');
-        const expected = new SseScanner().feed(bytes).map((e) => [e.event, e.data]);
-        const { seen, framer } = scanAll(chunked(bytes, cuts));
-        assert.deepEqual(seen, expected);
-        assert.equal(framer.hasPartial(), false);
+        assertScansLikeStringScanner(text, cuts);
       }),
       { numRuns: 300, seed: 42 },
     );
@@ -64,11 +69,7 @@ describe('SSE framing and scanning', () => {
     fc.assert(
       fc.property(fc.array(blockArb, { maxLength: 8 }), fc.array(fc.integer({ min: 1, max: 40 }), { maxLength: 30 }), (blocks, cuts) => {
         const text = blocks.map((b) => (b.crlf ? `${b.lines.join('\r\n')}\r\n\r\n` : `${b.lines.join('\n')}\n\n`)).join('');
-        const bytes = Buffer.from(text, 'utf8');
-        const expected = new SseScanner().feed(bytes).map((e) => [e.event, e.data]);
-        const { seen, framer } = scanAll(chunked(bytes, cuts));
-        assert.deepEqual(seen, expected);
-        assert.equal(framer.hasPartial(), false);
+        assertScansLikeStringScanner(text, cuts);
       }),
       { numRuns: 400, seed: 7 },
     );
@@ -81,13 +82,9 @@ describe('SSE framing and scanning', () => {
       'event: content_block_delta\ndata: {"t":"ü"}\n\r\n',
       'event: message_stop\r\ndata: {}\r\n\r\n',
     ].join('');
-    const bytes = Buffer.from(stream);
-    const expected = new SseScanner().feed(bytes).map((e) => [e.event, e.data]);
     for (const size of [1, 2, 3, 4, 5]) {
-      const cuts = Array.from({ length: Math.ceil(bytes.length / size) }, () => size);
-      const { seen, framer } = scanAll(chunked(bytes, cuts));
-      assert.deepEqual(seen, expected, `${size}-byte reads`);
-      assert.equal(framer.hasPartial(), false, `${size}-byte reads`);
+      const cuts = Array.from({ length: Math.ceil(Buffer.byteLength(stream) / size) }, () => size);
+      assertScansLikeStringScanner(stream, cuts, `${size}-byte reads`);
     }
   });
 });
