@@ -27,6 +27,7 @@ import { forEachEvent, SseFramer } from '../src/proxy/sse';
 import { computeMetrics } from '../src/routing/metrics';
 import { planRoute, type PlanAccount } from '../src/routing/plan';
 import { DEFAULT_POLICY } from '../src/routing/policy';
+import { DecisionLineEncoder } from '../src/routing/decisionLine';
 import { buildDecisionRecord, type DecisionRecord, type OutcomeFacts, type RequestFacts } from '../src/routing/decision';
 import { DecisionLog } from '../src/proxy/decisionLog';
 import { claudeCodeBody, claudeCodeHeaders, median } from './common';
@@ -195,6 +196,13 @@ export async function runHotpath(quick: boolean): Promise<HotpathRow[]> {
   add('decision record: buildDecisionRecord + new Date().toISOString()', () => buildDecisionRecord({ ...facts, ts: new Date(now).toISOString() }, plan, policy, outcome));
   const line = JSON.stringify(record);
   add(`decision record: JSON.stringify (${line.length} bytes)`, () => JSON.stringify(record));
+  const encoder = new DecisionLineEncoder();
+  if (encoder.encode(record) !== line) throw new Error('DecisionLineEncoder differs from JSON.stringify');
+  // Two records with equal metrics in distinct objects, as consecutive requests have them.
+  const records = [record, buildDecisionRecord(facts, plan, policy, outcome)];
+  let turn = 0;
+  add('decision record: DecisionLineEncoder, metrics unchanged', () => encoder.encode(records[turn++ & 1]));
+  add('decision record: DecisionLineEncoder, metrics changed', () => new DecisionLineEncoder().encode(record));
   const dl = await decisionLogCost(record, quick ? 1_000 : 4_000);
   rows.push({ step: 'DecisionLog.append, JS thread (stringify + stream write)', us: dl.jsUs });
   rows.push({ step: 'DecisionLog.append, process CPU incl. fs thread', us: dl.cpuUs });

@@ -8,6 +8,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { DecisionRecord } from '../routing/decision';
+import { DecisionLineEncoder } from '../routing/decisionLine';
 import { RecentLines } from './recentLines';
 
 /** Where decisions are appended. `append` never throws. */
@@ -67,6 +68,7 @@ export class DecisionLog implements DecisionSink {
   private readonly memory = new RecentLines(500, 4 * 1024 * 1024);
   /** The records the last `recent()` call returned, by sequence number: a view asking again parses only what is new. */
   private parsed = new Map<number, DecisionRecord>();
+  private readonly encoder = new DecisionLineEncoder();
   private stream: fs.WriteStream | undefined;
   /** The batch being filled, and how many bytes of it are used. */
   private batch: Buffer = Buffer.allocUnsafeSlow(BATCH_BYTES);
@@ -91,7 +93,7 @@ export class DecisionLog implements DecisionSink {
   }
 
   append(record: DecisionRecord): void {
-    const line = JSON.stringify(record);
+    const line = this.encoder.encode(record);
     // At most 3 UTF-8 bytes per UTF-16 unit: room is checked without measuring the line.
     const room = line.length * 3 + 1;
     if (this.used + room > BATCH_BYTES) this.flush();
@@ -191,13 +193,18 @@ export class DecisionLog implements DecisionSink {
 
   private renameCurrent(): void {
     const stamp = new Date(this.now()).toISOString().replace(/[-:]/g, '').slice(0, 15);
-    let target = path.join(this.opts.dir, `decisions-${stamp}.jsonl`);
-    for (let i = 1; fs.existsSync(target); i++) target = path.join(this.opts.dir, `decisions-${stamp}-${i}.jsonl`);
-    fs.renameSync(this.file, target);
-    const rotated = fs
-      .readdirSync(this.opts.dir)
-      .filter((f) => ROTATED.test(f))
-      .sort(byRotationOrder);
+    const rotated = fs.readdirSync(this.opts.dir).filter((f) => ROTATED.test(f));
+    // After every rotated file of this second: not the first free name, which pruning may
+    // have freed below newer ones (the newest file would then sort as the oldest).
+    let last = -1;
+    for (const f of rotated) {
+      const m = ROTATED.exec(f)!;
+      if (m[1] === stamp) last = Math.max(last, Number(m[2] ?? 0));
+    }
+    const name = last < 0 ? `decisions-${stamp}.jsonl` : `decisions-${stamp}-${last + 1}.jsonl`;
+    fs.renameSync(this.file, path.join(this.opts.dir, name));
+    rotated.push(name);
+    rotated.sort(byRotationOrder);
     for (const f of rotated.slice(0, Math.max(0, rotated.length - this.keep))) fs.rmSync(path.join(this.opts.dir, f), { force: true });
   }
 }

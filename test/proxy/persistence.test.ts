@@ -9,6 +9,9 @@ import { byRotationOrder, DecisionLog } from '../../src/proxy/decisionLog';
 import type { DecisionRecord } from '../../src/routing/decision';
 import { accounts, callRouter, routerStatus, startHarness, type Harness } from '../support/routerHarness';
 
+/** A whole record (from the committed fixture) to vary: the log writes records member by member. */
+const SAMPLE_RECORD = JSON.parse(readFileSync(path.resolve(__dirname, '../../../test/fixtures/ranking-branches.jsonl'), 'utf8').split('\n')[0]) as DecisionRecord;
+
 describe('router state across restarts, usage polling, caps, log rotation', () => {
   let h: Harness | undefined;
   afterEach(async () => {
@@ -84,8 +87,8 @@ describe('router state across restarts, usage polling, caps, log rotation', () =
   it('writes every decision in order, whole, through its batches (multi-byte text, a line larger than a batch)', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'router-log-'));
     const log = new DecisionLog({ dir, flushIntervalMs: 5 });
-    const rec = (i: number) => ({ schemaVersion: 1, requestId: `r${i}`, note: i % 7 === 0 ? 'ünïcödé ✓ 🚀'.repeat(40) : 'x'.repeat(i % 300) }) as unknown as DecisionRecord;
-    const huge = { schemaVersion: 1, requestId: 'huge', note: 'é'.repeat(40_000) } as unknown as DecisionRecord;
+    const rec = (i: number): DecisionRecord => ({ ...SAMPLE_RECORD, requestId: `r${i}`, model: i % 7 === 0 ? 'ünïcödé ✓ 🚀'.repeat(40) : 'x'.repeat(i % 300) });
+    const huge: DecisionRecord = { ...SAMPLE_RECORD, requestId: 'huge', model: 'é'.repeat(40_000) };
     const sent: DecisionRecord[] = [];
     for (let i = 0; i < 600; i++) {
       const r = i === 300 ? huge : rec(i);
@@ -105,7 +108,7 @@ describe('router state across restarts, usage polling, caps, log rotation', () =
     const dir = mkdtempSync(path.join(os.tmpdir(), 'router-log-'));
     let t = Date.UTC(2026, 10, 30, 23, 59, 0);
     const log = new DecisionLog({ dir, maxBytes: 2_000, keep: 3, flushIntervalMs: 0, now: () => t });
-    const rec = (i: number) => ({ schemaVersion: 1, requestId: `r${i}`, pad: 'x'.repeat(300) }) as unknown as DecisionRecord;
+    const rec = (i: number): DecisionRecord => ({ ...SAMPLE_RECORD, candidates: [], requestId: `r${i}`, model: 'x'.repeat(300) });
     const tick = () => new Promise((r) => setImmediate(r)); // requests arrive over many event-loop turns
     for (let i = 0; i < 20; i++) {
       log.append(rec(i));
