@@ -20,8 +20,8 @@ export type HeaderBag = Record<string, string | string[] | undefined>;
 /** The common prefix of every subscription rate-limit header (anthropic-wire.md §3). */
 export const UNIFIED_PREFIX = 'anthropic-ratelimit-unified-';
 
-/** `7d_<family>-<field>` after the unified prefix; the family may itself contain `-`, `_` or `.`. */
-const SCOPED_HEADER = /^7d_(.+)-(status|utilization|reset)$/;
+/** `<prefix>7d_<family>-<field>`; the family may itself contain `-`, `_` or `.`. */
+const SCOPED_HEADER = /^anthropic-ratelimit-unified-7d_(.+)-(status|utilization|reset)$/;
 
 /**
  * Header names lower-cased → first value as a string. Arrays contribute their first element;
@@ -44,28 +44,34 @@ export function lowerCaseHeaders(headers: unknown): Map<string, string> {
 }
 
 /**
- * The `anthropic-ratelimit-unified-*` headers only, keyed by their lower-case name after the
- * prefix (`5h-status`), first value each (as {@link lowerCaseHeaders}, without copying the
- * other headers of every response).
+ * The `anthropic-ratelimit-unified-*` headers only, keyed by their lower-case name, first value
+ * each (as {@link lowerCaseHeaders}, without copying the other headers of every response). Names
+ * are lower-cased only when they can start the prefix and are not lower case already (undici and
+ * node:http give them lower case).
  */
 function unifiedHeaders(headers: unknown): Map<string, string> {
   const out = new Map<string, string>();
   if (headers === null || typeof headers !== 'object' || Array.isArray(headers)) return out;
   const bag = headers as Record<string, unknown>;
   for (const name in bag) {
-    if (!Object.hasOwn(bag, name) || name.length < UNIFIED_PREFIX.length) continue;
-    const key = name.startsWith(UNIFIED_PREFIX) ? name : name.toLowerCase();
-    if (!key.startsWith(UNIFIED_PREFIX)) continue;
+    // An anchored regex: V8's startsWith costs several times more on header-name strings.
+    let key = name;
+    if (!LOWER_CASE_NAME.test(name)) {
+      if (!ANY_CASE_NAME.test(name)) continue;
+      key = name.toLowerCase();
+    }
+    if (!Object.hasOwn(bag, name)) continue;
     const raw = bag[name];
     const first = Array.isArray(raw) ? raw[0] : raw;
     let value: string | undefined;
     if (typeof first === 'string') value = first;
     else if (typeof first === 'number' && Number.isFinite(first)) value = String(first);
-    const suffix = key.slice(UNIFIED_PREFIX.length);
-    if (value !== undefined && !out.has(suffix)) out.set(suffix, value);
+    if (value !== undefined && !out.has(key)) out.set(key, value);
   }
   return out;
 }
+const LOWER_CASE_NAME = /^anthropic-ratelimit-unified-./;
+const ANY_CASE_NAME = /^anthropic-ratelimit-unified-./i;
 
 /** A header utilisation string → FRACTION, or undefined when not a number or negative. Kept even above 1.5. */
 function parseFraction(value: string | undefined): number | undefined {
@@ -87,41 +93,68 @@ function parseBool(value: string | undefined): boolean | undefined {
   return undefined;
 }
 
-/**
- * A copy without undefined properties, so snapshots compare cleanly and serialise small.
- * Copied rather than `delete`d: objects that lose properties drop to V8's slow dictionary
- * mode, and snapshots are read on every routing decision.
- */
-function compact<T extends object>(o: T): T {
-  const out = {} as T;
-  for (const k in o) if (o[k] !== undefined) out[k] = o[k];
-  return out;
-}
-
-/** The three header names (after the prefix) of one window. */
+/** The three header names of one window. */
 interface WindowKeys {
   status: string;
   utilization: string;
   reset: string;
 }
-const windowKeys = (stem: string): WindowKeys => ({ status: `${stem}-status`, utilization: `${stem}-utilization`, reset: `${stem}-reset` });
+const windowKeys = (stem: string): WindowKeys => {
+  const p = `${UNIFIED_PREFIX}${stem}`;
+  return { status: `${p}-status`, utilization: `${p}-utilization`, reset: `${p}-reset` };
+};
+/** A header's full name from the part after the prefix. */
+const NAME = (suffix: string): string => `${UNIFIED_PREFIX}${suffix}`;
+const STATUS = NAME('status');
+const RESET = NAME('reset');
+const CLAIM = NAME('representative-claim');
+const OVERAGE_STATUS = NAME('overage-status');
+const OVERAGE_RESET = NAME('overage-reset');
+const OVERAGE_UTILIZATION = NAME('overage-utilization');
+const OVERAGE_IN_USE = NAME('overage-in-use');
+const OVERAGE_DISABLED_REASON = NAME('overage-disabled-reason');
 const SESSION_KEYS = windowKeys('5h');
 const WEEKLY_KEYS = windowKeys('7d');
 
+/*
+ * Objects below get a member only when its value parsed (no `undefined` members, so snapshots
+ * compare cleanly and serialise small), added one by one rather than copied or `delete`d:
+ * objects that lose properties drop to V8's slow dictionary mode, and snapshots are read on
+ * every routing decision.
+ */
+
 function readWindow(h: Map<string, string>, keys: WindowKeys): QuotaWindow | undefined {
-  const w = compact<QuotaWindow>({
-    status: normalizeStatus(h.get(keys.status)),
-    utilization: parseFraction(h.get(keys.utilization)),
-    resetAtMs: parseResetMs(h.get(keys.reset)),
-  });
-  return Object.keys(w).length > 0 ? w : undefined;
+  const status = normalizeStatus(h.get(keys.status));
+  const utilization = parseFraction(h.get(keys.utilization));
+  const resetAtMs = parseResetMs(h.get(keys.reset));
+  if (status === undefined && utilization === undefined && resetAtMs === undefined) return undefined;
+  const w: QuotaWindow = {};
+  if (status !== undefined) w.status = status;
+  if (utilization !== undefined) w.utilization = utilization;
+  if (resetAtMs !== undefined) w.resetAtMs = resetAtMs;
+  return w;
+}
+
+function readOverage(h: Map<string, string>): OverageInfo | undefined {
+  const status = normalizeStatus(h.get(OVERAGE_STATUS));
+  const resetAtMs = parseResetMs(h.get(OVERAGE_RESET));
+  const utilization = parseFraction(h.get(OVERAGE_UTILIZATION));
+  const inUse = parseBool(h.get(OVERAGE_IN_USE));
+  const disabledReason = text(h.get(OVERAGE_DISABLED_REASON));
+  if (status === undefined && resetAtMs === undefined && utilization === undefined && inUse === undefined && disabledReason === undefined) return undefined;
+  const o: OverageInfo = {};
+  if (status !== undefined) o.status = status;
+  if (resetAtMs !== undefined) o.resetAtMs = resetAtMs;
+  if (utilization !== undefined) o.utilization = utilization;
+  if (inUse !== undefined) o.inUse = inUse;
+  if (disabledReason !== undefined) o.disabledReason = disabledReason;
+  return o;
 }
 
 /** Lower-case families that have at least one `7d_<family>-*` header. */
 function scopedFamilies(h: Map<string, string>): string[] {
   const families = new Set<string>();
   for (const name of h.keys()) {
-    if (!name.startsWith('7d_')) continue;
     const m = SCOPED_HEADER.exec(name);
     if (m && isFamilyKey(m[1]!)) families.add(m[1]!);
   }
@@ -144,33 +177,27 @@ function scopedFamilies(h: Map<string, string>): string[] {
 export function parseUnifiedHeaders(headers: HeaderBag, observedAtMs: number): QuotaSnapshot | undefined {
   const h = unifiedHeaders(headers);
   if (h.size === 0) return undefined;
-  const get = (suffix: string): string | undefined => h.get(suffix);
 
-  const scoped = new Map<string, ScopedQuotaWindow>();
+  const scoped: Record<string, ScopedQuotaWindow> = {};
   for (const family of scopedFamilies(h)) {
     const w = readWindow(h, windowKeys(`7d_${family}`));
-    if (w) scoped.set(family, { ...w, observedAtMs });
+    if (w) scoped[family] = { ...w, observedAtMs };
   }
 
-  const overage = compact<OverageInfo>({
-    status: normalizeStatus(get('overage-status')),
-    resetAtMs: parseResetMs(get('overage-reset')),
-    utilization: parseFraction(get('overage-utilization')),
-    inUse: parseBool(get('overage-in-use')),
-    disabledReason: text(get('overage-disabled-reason')),
-  });
-
-  return compact<QuotaSnapshot>({
-    observedAtMs,
-    source: 'headers',
-    unifiedStatus: normalizeStatus(get('status')),
-    unifiedResetAtMs: parseResetMs(get('reset')),
-    representativeClaim: text(get('representative-claim'))?.toLowerCase(),
-    session: readWindow(h, SESSION_KEYS),
-    weekly: readWindow(h, WEEKLY_KEYS),
-    scoped: Object.fromEntries(scoped),
-    overage: Object.keys(overage).length > 0 ? overage : undefined,
-  });
+  const snap: QuotaSnapshot = { observedAtMs, source: 'headers', scoped };
+  const unifiedStatus = normalizeStatus(h.get(STATUS));
+  if (unifiedStatus !== undefined) snap.unifiedStatus = unifiedStatus;
+  const unifiedResetAtMs = parseResetMs(h.get(RESET));
+  if (unifiedResetAtMs !== undefined) snap.unifiedResetAtMs = unifiedResetAtMs;
+  const claim = text(h.get(CLAIM))?.toLowerCase();
+  if (claim !== undefined) snap.representativeClaim = claim;
+  const session = readWindow(h, SESSION_KEYS);
+  if (session) snap.session = session;
+  const weekly = readWindow(h, WEEKLY_KEYS);
+  if (weekly) snap.weekly = weekly;
+  const overage = readOverage(h);
+  if (overage) snap.overage = overage;
+  return snap;
 }
 
 /**
