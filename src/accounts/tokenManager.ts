@@ -44,8 +44,8 @@ export class TokenManager {
     }
     if (!stored) throw new RefreshError('no_refresh_token', `account ${label} has no credentials`);
     const now = this.now();
-    if (!stored.refreshToken || stored.expiresAtMs === undefined || stored.expiresAtMs - now >= REFRESH_SKEW_MS) return stored;
-    if (stored.expiresAtMs <= now) return this.refresh(label, stored.accessToken);
+    if (lastsBeyondSkew(stored, now)) return stored;
+    if (stored.expiresAtMs! <= now) return this.refresh(label, stored.accessToken); // defined: lastsBeyondSkew was false
     if (now - (this.failedAt.get(label) ?? -Infinity) >= REFRESH_BACKOFF_MS) {
       this.refresh(label, stored.accessToken).then(
         () => this.failedAt.delete(label),
@@ -53,6 +53,16 @@ export class TokenManager {
       );
     }
     return stored;
+  }
+
+  /**
+   * The credentials `current` would resolve to at once — cached and not due for a refresh —
+   * without a promise (the common case on the request path); undefined when `current` has
+   * work to do (not cached yet, expiring or expired).
+   */
+  ready(label: string): Credentials | undefined {
+    const stored = this.cache.get(label);
+    return stored && lastsBeyondSkew(stored, this.now()) ? stored : undefined;
   }
 
   /**
@@ -110,4 +120,9 @@ export class TokenManager {
     await this.store.set(label, next);
     return next;
   }
+}
+
+/** Needs no refresh at `now`: no refresh token to use, no known expiry, or more than REFRESH_SKEW_MS left. */
+function lastsBeyondSkew(c: Credentials, now: number): boolean {
+  return !c.refreshToken || c.expiresAtMs === undefined || c.expiresAtMs - now >= REFRESH_SKEW_MS;
 }

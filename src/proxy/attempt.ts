@@ -182,7 +182,7 @@ async function attemptOne(
   if (!info) return { next: 'rotate' };
   let creds: Credentials;
   try {
-    creds = await s.tokens.current(account.id);
+    creds = s.tokens.ready(account.id) ?? (await s.tokens.current(account.id));
   } catch (err) {
     return signInFailure(s, account.id, err, attempts);
   }

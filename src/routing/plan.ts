@@ -191,14 +191,17 @@ function planDefault(input: PlanInput, error: string): RoutePlan {
 
 function affinityOutcome(input: PlanInput, ranked: readonly PlanAccount[]): AffinityOutcome {
   const bound = input.binding?.account ?? null;
-  const base = { sessionBound: bound !== null, boundAccount: bound, applied: false };
-  if (!input.policy.sessionAffinity) return { ...base, skippedReason: 'disabled' };
-  if (input.sessionId === null) return { ...base, skippedReason: 'no_session' };
-  if (bound === null) return { ...base, skippedReason: 'expired' };
-  const account = ranked.find((a) => a.id === bound);
-  if (!account || !account.metrics.usable) return { ...base, skippedReason: 'unusable' };
-  if (account.metrics.sessionSaturated) return { ...base, skippedReason: 'session_saturated' };
-  return { ...base, applied: true, skippedReason: null };
+  let skippedReason: AffinitySkipReason | null = null;
+  if (!input.policy.sessionAffinity) skippedReason = 'disabled';
+  else if (input.sessionId === null) skippedReason = 'no_session';
+  else if (bound === null) skippedReason = 'expired';
+  else {
+    const account = ranked.find((a) => a.id === bound);
+    if (!account || !account.metrics.usable) skippedReason = 'unusable';
+    else if (account.metrics.sessionSaturated) skippedReason = 'session_saturated';
+  }
+  // One literal in record order (sessionBound, boundAccount, applied, skippedReason): this runs per request.
+  return { sessionBound: bound !== null, boundAccount: bound, applied: skippedReason === null, skippedReason };
 }
 
 function configuredOrder<T extends PlanAccount>(accounts: readonly T[]): T[] {

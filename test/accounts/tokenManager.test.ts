@@ -54,3 +54,22 @@ describe('TokenManager races', () => {
     assert.equal((await store.get('a'))?.refreshToken, 'sk-ant-ort01-new-1', 'the rotated pair is stored');
   });
 });
+
+describe('TokenManager.ready (the request path without a promise)', () => {
+  it('gives cached credentials only while current() would give them at once, never an expiring or expired token', async () => {
+    let now = 1_000_000_000_000;
+    const store = new MemoryCredentialStore();
+    await store.set('a', { accessToken: 'sk-ant-oat01-a', refreshToken: 'sk-ant-ort01-a', expiresAtMs: now + 3_600_000 });
+    const g = gatedRefresher();
+    const tokens = new TokenManager(store, g.refresher, () => now);
+    assert.equal(tokens.ready('a'), undefined, 'not read from the store yet');
+    assert.equal((await tokens.current('a')).accessToken, 'sk-ant-oat01-a');
+    assert.equal(tokens.ready('a')?.accessToken, 'sk-ant-oat01-a');
+    now += 3_600_000 - 4 * 60_000; // within the refresh skew: current() starts a background refresh
+    assert.equal(tokens.ready('a'), undefined);
+    now += 5 * 60_000; // expired: current() waits for the refresh
+    assert.equal(tokens.ready('a'), undefined);
+    assert.equal(g.calls(), 0, 'ready() never refreshes');
+    assert.equal(tokens.ready('missing'), undefined);
+  });
+});
