@@ -10,13 +10,13 @@
  *   node out/bench/hotpath.js [--quick]   (run.ts forks it and receives the rows over IPC)
  */
 import * as fs from 'node:fs';
-import type { IncomingMessage } from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { request } from 'undici';
 import { startFakeUpstream, simAccounts } from '../src/sim';
 import { checkClientKey } from '../src/proxy/guard';
+import { readClientHead } from '../src/proxy/clientHead';
 import { inspectRequest } from '../src/proxy/requestInfo';
 import { RequestBody } from '../src/proxy/body';
 import { clientHeaderList, upstreamHeaders } from '../src/proxy/upstream';
@@ -131,7 +131,8 @@ export async function runHotpath(quick: boolean): Promise<HotpathRow[]> {
     ...claudeCodeHeaders('b3f0c7a2-5d1e-4c8b-9a6f-000000000001'),
     'x-claude-router-key': clientKey,
   };
-  const req = { headers: clientHeaders } as unknown as IncomingMessage;
+  const rawHeaders = Object.entries(clientHeaders).flat();
+  const head = readClientHead(rawHeaders);
 
   // Routing state as the proxy has it in the HTTP cells: 3 accounts, one with fresh evidence.
   const now = Date.now();
@@ -171,13 +172,14 @@ export async function runHotpath(quick: boolean): Promise<HotpathRow[]> {
 
   const rows: HotpathRow[] = [];
   const add = (step: string, fn: () => unknown) => rows.push({ step, us: time(fn, quick) });
-  add('checkClientKey (timingSafeEqual)', () => checkClientKey(req, clientKey));
+  add('readClientHead (one pass over the raw header list)', () => readClientHead(rawHeaders));
+  add('checkClientKey (timingSafeEqual)', () => checkClientKey(head, clientKey));
   const smallBody = RequestBody.of(small);
   const largeBody = new RequestBody([large.subarray(0, 65536), large.subarray(65536, 131072), large.subarray(131072, 196608), large.subarray(196608)], large.length);
-  add('inspectRequest, small body (head regex)', () => inspectRequest(clientHeaders, smallBody));
-  add('inspectRequest, 250 KB body in 4 chunks (head regex)', () => inspectRequest(clientHeaders, largeBody));
+  add('inspectRequest, small body (head regex)', () => inspectRequest(head.sessionId, smallBody));
+  add('inspectRequest, 250 KB body in 4 chunks (head regex)', () => inspectRequest(head.sessionId, largeBody));
   add('modelFamily + computeMetrics × 3 + planRoute (plan)', () => (modelFamily('claude-sonnet-4-5-20250929'), plan3()));
-  add('upstreamHeaders (copy + credential + betas)', () => upstreamHeaders(clientHeaders, 'oauth', accounts[0].accessToken));
+  add('upstreamHeaders (copy + credential + betas)', () => upstreamHeaders(head, 'oauth', accounts[0].accessToken));
   add('parseUnifiedHeaders + mergeSnapshot (recordEvidence)', () => mergeSnapshot(snapshot, parseUnifiedHeaders(upHeaders, now)!));
   add('clientHeaderList', () => clientHeaderList(upHeaders, ['x-claude-router-account', 'a1']));
   add('usage from a JSON answer (JSON.parse of the body)', () => JSON.parse(jsonBody.toString('utf8')));

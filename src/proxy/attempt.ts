@@ -25,6 +25,7 @@ import { usageFromJson } from './answerUsage';
 import { MAX_BODY_BYTES, type RequestBody } from './body';
 import { StreamRelay, type StreamEnd, type StreamRelayHooks } from './streamRelay';
 import { clientHeaderList, upstreamHeaders } from './upstream';
+import type { ClientHead } from './clientHead';
 import { callUpstream, type ClientLink, type UpstreamHead } from './upstreamCall';
 import type { RouterState } from './routerState';
 import type { Logger } from './log';
@@ -46,6 +47,8 @@ const MAX_ANSWER_BODY = MAX_BODY_BYTES;
 /** Everything one request's attempts share. */
 export interface AttemptRequest {
   req: IncomingMessage;
+  /** The client's request head (the forwarded headers, the betas). */
+  head: ClientHead;
   res: ServerResponse;
   body: RequestBody;
   /** Path with query string, as received. */
@@ -191,9 +194,9 @@ async function attemptOne(
   let refreshed = false;
   for (;;) {
     const t0 = s.now();
-    const headers = upstreamHeaders(r.req.headers, info.kind, creds.accessToken);
+    const headers = upstreamHeaders(r.head, info.kind, creds.accessToken);
     // A chunk list has no length undici can see; without one it would send the body chunked.
-    if (body !== undefined && !Buffer.isBuffer(body)) headers['content-length'] = String(r.body.length);
+    if (body !== undefined && !Buffer.isBuffer(body)) headers.push('content-length', String(r.body.length));
     let ms = 0;
     let status = 0;
     const call = await callUpstream<StreamEnd>(

@@ -59,11 +59,11 @@ export class RequestBody {
 const DRAIN_BYTES = 2 * MAX_BODY_BYTES;
 
 /**
- * @throws BodyTooLargeError when `content-length` or the bytes received exceed `limit`
+ * @param declared the request's `content-length` (NaN when it has none)
+ * @throws BodyTooLargeError when `declared` or the bytes received exceed `limit`
  * @throws Error when the client aborts mid-body
  */
-export function readBody(req: IncomingMessage, limit: number): Promise<RequestBody> {
-  const declared = Number(req.headers['content-length']);
+export function readBody(req: IncomingMessage, declared: number, limit: number): Promise<RequestBody> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

@@ -20,6 +20,7 @@ import { BodyTooLargeError, MAX_BODY_BYTES, readBody, type RequestBody } from '.
 import type { DecisionSink } from './decisionLog';
 import { noUsableAccountAnswer } from './exhausted';
 import { checkClientKey, checkOrigin } from './guard';
+import { readClientHead, type ClientHead } from './clientHead';
 import type { Logger } from './log';
 import { inspectRequest, MalformedBodyError, type RequestInfo } from './requestInfo';
 import type { RouterState } from './routerState';
@@ -163,7 +164,8 @@ export class RouterEngine {
   };
 
   private async dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const origin = checkOrigin(req);
+    const head = readClientHead(req.rawHeaders);
+    const origin = checkOrigin(head);
     if (origin) return sendAnthropicError(res, 403, 'permission_error', origin);
     const url = req.url ?? '/';
     const q = url.indexOf('?');
@@ -179,7 +181,7 @@ export class RouterEngine {
       res.end();
       return;
     }
-    if (!checkClientKey(req, this.key)) {
+    if (!checkClientKey(head, this.key)) {
       req.resume();
       return sendAnthropicError(res, 401, 'authentication_error', 'Claude Router: missing or wrong local client key.');
     }
@@ -201,19 +203,19 @@ export class RouterEngine {
       req.resume();
       return sendAnthropicError(res, 404, 'not_found_error', `Claude Router does not serve ${req.method} ${path}.`);
     }
-    await this.forward(route, req, res, url, path);
+    await this.forward(route, req, head, res, url, path);
   }
 
-  private async forward(route: Route, req: IncomingMessage, res: ServerResponse, url: string, path: string): Promise<void> {
+  private async forward(route: Route, req: IncomingMessage, head: ClientHead, res: ServerResponse, url: string, path: string): Promise<void> {
     const startedAt = this.now();
     const requestId = `req_router_${this.idPrefix}${(++this.requestCounter).toString(36)}`;
     const config = this.current; // one snapshot for this request's whole life
 
     let body: RequestBody;
     try {
-      const declared = Number(req.headers['content-length']);
-      if (/100-continue/i.test(String(req.headers.expect ?? '')) && !(declared > MAX_BODY_BYTES)) res.writeContinue();
-      body = await readBody(req, MAX_BODY_BYTES);
+      const declared = Number(head.contentLength);
+      if (head.expect !== undefined && /100-continue/i.test(head.expect) && !(declared > MAX_BODY_BYTES)) res.writeContinue();
+      body = await readBody(req, declared, MAX_BODY_BYTES);
     } catch (err) {
       if (err instanceof BodyTooLargeError) {
         return sendAnthropicError(res, 413, 'request_too_large', `Request exceeds the maximum allowed size of ${MAX_BODY_BYTES} bytes.`);
@@ -224,7 +226,7 @@ export class RouterEngine {
     let info: RequestInfo = { model: null, sessionId: null, stream: null };
     if (route !== 'models') {
       try {
-        info = inspectRequest(req.headers, body);
+        info = inspectRequest(head.sessionId, body);
       } catch (err) {
         if (err instanceof MalformedBodyError) return sendAnthropicError(res, 400, 'invalid_request_error', err.message);
         throw err;
@@ -251,6 +253,7 @@ export class RouterEngine {
       result = await runAttempts(
         {
           req,
+          head,
           res,
           body,
           pathWithQuery: url,

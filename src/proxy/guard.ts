@@ -2,8 +2,8 @@
  * Who may talk to the proxy: loopback clients that carry the local key, from
  * a loopback `Host` (DNS-rebinding defence), never a browser page (`Origin`).
  */
-import type { IncomingMessage } from 'node:http';
 import { timingSafeEqual } from 'node:crypto';
+import type { ClientHead } from './clientHead';
 
 const LOOPBACK_HOST = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|localhost|\[::1\])(:\d{1,5})?$/i;
 
@@ -11,10 +11,10 @@ const LOOPBACK_HOST = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|localhost|\[::1\])(:\d{1
  * Refuses foreign `Host` headers and any browser `Origin`. Returns the reason
  * (safe to show) or null when the request may proceed.
  */
-export function checkOrigin(req: IncomingMessage): string | null {
-  const host = req.headers.host;
+export function checkOrigin(head: ClientHead): string | null {
+  const host = head.host;
   if (!host || !LOOPBACK_HOST.test(host)) return 'Claude Router only answers requests addressed to a loopback host.';
-  if (req.headers.origin !== undefined) return 'Claude Router does not answer browser requests.';
+  if (head.origin !== undefined) return 'Claude Router does not answer browser requests.';
   return null;
 }
 
@@ -36,15 +36,12 @@ function sameKey(candidate: string, want: Buffer): boolean {
  * True when the request carries the local key in `x-claude-router-key`,
  * `authorization: Bearer <key>` or `x-api-key`. Constant-time comparison.
  */
-export function checkClientKey(req: IncomingMessage, key: string): boolean {
+export function checkClientKey(head: ClientHead, key: string): boolean {
   const want = keyBytes(key);
-  const h = req.headers;
-  const routerKey = h['x-claude-router-key'];
-  if (typeof routerKey === 'string' && sameKey(routerKey, want)) return true;
-  const auth = h.authorization;
-  if (typeof auth === 'string' && BEARER.test(auth) && sameKey(auth.replace(BEARER, ''), want)) return true;
-  const apiKey = h['x-api-key'];
-  return typeof apiKey === 'string' && sameKey(apiKey, want);
+  if (head.routerKey !== undefined && sameKey(head.routerKey, want)) return true;
+  const auth = head.authorization;
+  if (auth !== undefined && BEARER.test(auth) && sameKey(auth.replace(BEARER, ''), want)) return true;
+  return head.apiKey !== undefined && sameKey(head.apiKey, want);
 }
 
 const BEARER = /^bearer\s+/i;

@@ -6,7 +6,7 @@
  * sits at the head of the body (as Claude Code and the SDKs serialise it).
  */
 import type { RequestBody } from './body';
-import { sessionIdFromBody, sessionIdFromHeaders } from './sessionKey';
+import { sessionIdFromBody, sessionIdFromHeader } from './sessionKey';
 
 export interface RequestInfo {
   model: string | null;
@@ -28,12 +28,12 @@ const HEAD_MODEL = /^\s*\{\s*"model"\s*:\s*"([\x20\x21\x23-\x5b\x5d-\x7e]{1,200}
 const MAX_MODEL_CHARS = 200;
 
 /**
- * @param headers the client's request headers
+ * @param sessionHeader the client's `x-claude-code-session-id` header (first line), if any
  * @param body the raw body
  * @throws MalformedBodyError when the body had to be parsed and is not a JSON object
  */
-export function inspectRequest(headers: Record<string, string | string[] | undefined>, body: RequestBody): RequestInfo {
-  const headerSession = sessionIdFromHeaders(headers);
+export function inspectRequest(sessionHeader: string | undefined, body: RequestBody): RequestInfo {
+  const headerSession = sessionIdFromHeader(sessionHeader);
   if (headerSession !== null && body.length > 0) {
     const m = HEAD_MODEL.exec(body.head(256).toString('latin1'));
     if (m) return { model: m[1], sessionId: headerSession, stream: null };

@@ -17,12 +17,12 @@ function clean(value: unknown): string | null {
   return v.length > 0 && v.length <= MAX_SESSION_ID && PRINTABLE.test(v) ? v : null;
 }
 
-/** Session id from request headers (`x-claude-code-session-id`), or null. */
-export function sessionIdFromHeaders(headers: Record<string, string | string[] | undefined>): string | null {
-  const h = headers['x-claude-code-session-id'];
-  // Node joins a repeated header with ", ": the first one counts.
-  const first = Array.isArray(h) ? h[0] : h?.split(',')[0];
-  return clean(first);
+/**
+ * Session id from the `x-claude-code-session-id` header's value (its first line when it was
+ * repeated), or null. A comma-joined value counts by its first entry.
+ */
+export function sessionIdFromHeader(value: string | undefined): string | null {
+  return clean(value?.split(',')[0]);
 }
 
 const LEGACY = /^user_[0-9a-f]+_account_[0-9a-f-]*_session_([0-9a-f-]+)$/i;

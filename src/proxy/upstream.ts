@@ -3,77 +3,32 @@
  * replaces the client's, and the undici dispatcher that keeps connections warm.
  * Forwarding rules: anthropic-wire.md §2.
  */
-import type { IncomingHttpHeaders } from 'node:http';
 import { Agent, type Dispatcher } from 'undici';
 import type { AccountKind } from '../accounts/types';
+import type { ClientHead } from './clientHead';
 
 /** The beta flag OAuth (subscription) tokens need on every request. */
 export const OAUTH_BETA = 'oauth-2025-04-20';
 
-/** Client headers never forwarded: hop-by-hop, our own, credentials, host, cookies. */
-const DROP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-authorization',
-  'proxy-authenticate',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-  'host',
-  'content-length',
-  'cookie',
-  'authorization',
-  'x-api-key',
-  'x-claude-router-key',
-  'accept-encoding',
-  'expect',
-  // Nothing about the client's machine goes upstream.
-  'referer',
-  'forwarded',
-  'x-forwarded-for',
-  'x-forwarded-host',
-  'x-forwarded-proto',
-  'x-real-ip',
-  'via',
-]);
-
 /**
- * Headers for an upstream request: the client's minus DROP, plus the account's
- * credential. OAuth: `authorization: Bearer` and the OAuth beta appended to
- * `anthropic-beta`; API key: `x-api-key` and the OAuth beta removed.
- * `accept-encoding: identity` so the router can read usage from the bytes it
- * relays without decompressing them.
+ * Headers for an upstream request, as the flat `[name, value, …]` list undici takes: the
+ * client's forwarded headers ({@link ClientHead.forward}) plus the account's credential.
+ * OAuth: `authorization: Bearer` and the OAuth beta appended to the client's `anthropic-beta`
+ * entries; API key: `x-api-key` and the OAuth beta removed. `accept-encoding: identity` so the
+ * router can read usage from the bytes it relays without decompressing them.
  */
-export function upstreamHeaders(client: IncomingHttpHeaders, kind: AccountKind, token: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const hop = connectionOptions(client.connection);
-  for (const name in client) {
-    const value = client[name];
-    if (value === undefined || DROP.has(name) || hop?.has(name)) continue;
-    out[name] = typeof value === 'string' ? value : value.join(', ');
-  }
-  const betas = (out['anthropic-beta'] ?? '')
-    .split(',')
-    .map((b) => b.trim())
-    .filter((b) => b.length > 0 && b !== OAUTH_BETA);
+export function upstreamHeaders(client: ClientHead, kind: AccountKind, token: string): string[] {
+  const out = client.forward.slice();
+  const betas = client.betas.filter((b) => b !== OAUTH_BETA);
   if (kind === 'oauth') {
-    out.authorization = `Bearer ${token}`;
+    out.push('authorization', `Bearer ${token}`);
     betas.push(OAUTH_BETA);
   } else {
-    out['x-api-key'] = token;
+    out.push('x-api-key', token);
   }
-  if (betas.length > 0) out['anthropic-beta'] = betas.join(',');
-  else delete out['anthropic-beta'];
-  out['accept-encoding'] = 'identity';
+  if (betas.length > 0) out.push('anthropic-beta', betas.join(','));
+  out.push('accept-encoding', 'identity');
   return out;
-}
-
-/** Headers a client named in `Connection` (hop-by-hop too, RFC 9110 §7.6.1); undefined for the usual `keep-alive`/`close`. */
-function connectionOptions(connection: string | undefined): Set<string> | undefined {
-  if (connection === undefined || connection === 'keep-alive' || connection === 'close') return undefined;
-  return new Set(connection.toLowerCase().split(',').map((h) => h.trim()));
 }
 
 /**

@@ -2,7 +2,8 @@ import { strict as assert } from 'node:assert';
 import fc from 'fast-check';
 import { RequestBody } from '../../src/proxy/body';
 import { inspectRequest, MalformedBodyError } from '../../src/proxy/requestInfo';
-import { sessionIdFromBody, sessionIdFromHeaders, sessionIdFromUserId } from '../../src/proxy/sessionKey';
+import { readClientHead } from '../../src/proxy/clientHead';
+import { sessionIdFromBody, sessionIdFromHeader, sessionIdFromUserId } from '../../src/proxy/sessionKey';
 
 const SID = '2f1b7c1e-9a3d-4a8e-b1b2-3c4d5e6f7a8b';
 const PARENT = '0a1b2c3d-0000-4000-8000-000000000001';
@@ -15,22 +16,22 @@ const body = (o: unknown) => RequestBody.of(Buffer.from(JSON.stringify(o)));
 const raw = (text: string) => RequestBody.of(Buffer.from(text));
 
 describe('proxy/sessionKey', () => {
-  describe('sessionIdFromHeaders', () => {
-    it('reads x-claude-code-session-id (first value of a repeated header), trimmed', () => {
-      assert.equal(sessionIdFromHeaders({ 'x-claude-code-session-id': SID }), SID);
-      assert.equal(sessionIdFromHeaders({ 'x-claude-code-session-id': [SID, 'other'] }), SID);
-      assert.equal(sessionIdFromHeaders({ 'x-claude-code-session-id': `  ${SID} ` }), SID);
+  describe('sessionIdFromHeader', () => {
+    it('reads x-claude-code-session-id (the first of a repeated header, the first entry of a joined one), trimmed', () => {
+      assert.equal(sessionIdFromHeader(SID), SID);
+      assert.equal(sessionIdFromHeader(`${SID}, other`), SID);
+      assert.equal(sessionIdFromHeader(`  ${SID} `), SID);
+      assert.equal(sessionIdFromHeader(readClientHead(['X-Claude-Code-Session-Id', SID, 'x-claude-code-session-id', 'other']).sessionId), SID);
     });
 
     it('rejects absent, empty, non-printable and over-long values', () => {
-      assert.equal(sessionIdFromHeaders({}), null);
-      assert.equal(sessionIdFromHeaders({ 'x-claude-code-session-id': '' }), null);
-      assert.equal(sessionIdFromHeaders({ 'x-claude-code-session-id': '   ' }), null);
-      assert.equal(sessionIdFromHeaders({ 'x-claude-code-session-id': 'a b' }), null);
-      assert.equal(sessionIdFromHeaders({ 'x-claude-code-session-id': 'sess\u00e9' }), null);
-      assert.equal(sessionIdFromHeaders({ 'x-claude-code-session-id': 'x'.repeat(200) }), 'x'.repeat(200));
-      assert.equal(sessionIdFromHeaders({ 'x-claude-code-session-id': 'x'.repeat(201) }), null);
-      assert.equal(sessionIdFromHeaders({ 'x-claude-code-session-id': [] }), null);
+      assert.equal(sessionIdFromHeader(undefined), null);
+      assert.equal(sessionIdFromHeader(''), null);
+      assert.equal(sessionIdFromHeader('   '), null);
+      assert.equal(sessionIdFromHeader('a b'), null);
+      assert.equal(sessionIdFromHeader('sess\u00e9'), null);
+      assert.equal(sessionIdFromHeader('x'.repeat(200)), 'x'.repeat(200));
+      assert.equal(sessionIdFromHeader('x'.repeat(201)), null);
     });
   });
 
@@ -84,7 +85,7 @@ describe('proxy/sessionKey', () => {
   });
 
   describe('inspectRequest', () => {
-    const HDR = { 'x-claude-code-session-id': SID };
+    const HDR = SID;
 
     it('fast path: header session + model at the head → no parse (stream unknown), malformed tail not detected', () => {
       const info = inspectRequest(HDR, raw('{"model":"claude-sonnet-4-5","stream":true, this is not json'));
@@ -95,7 +96,7 @@ describe('proxy/sessionKey', () => {
 
     it('parse path: no header → session from metadata.user_id, stream read', () => {
       const b = body({ model: 'claude-haiku-4-5', stream: false, metadata: { user_id: jsonUserId({ device_id: DEVICE, account_uuid: '', session_id: SID }) } });
-      assert.deepEqual(inspectRequest({}, b), { model: 'claude-haiku-4-5', sessionId: SID, stream: false });
+      assert.deepEqual(inspectRequest(undefined, b), { model: 'claude-haiku-4-5', sessionId: SID, stream: false });
     });
 
     it('parse path: the header wins over metadata', () => {
@@ -115,24 +116,24 @@ describe('proxy/sessionKey', () => {
         const parts = [Buffer.from(text.slice(0, cut)), Buffer.from(text.slice(cut))];
         const chunked = new RequestBody(parts, text.length);
         assert.deepEqual(inspectRequest(HDR, chunked), inspectRequest(HDR, raw(text)), `cut at ${cut}`);
-        assert.deepEqual(inspectRequest({}, chunked), { model: 'claude-sonnet-4-5', sessionId: SID, stream: true }, `cut at ${cut}`);
+        assert.deepEqual(inspectRequest(undefined, chunked), { model: 'claude-sonnet-4-5', sessionId: SID, stream: true }, `cut at ${cut}`);
       }
     });
 
     it('empty body: no parse, no error', () => {
-      assert.deepEqual(inspectRequest({}, RequestBody.of(Buffer.alloc(0))), { model: null, sessionId: null, stream: null });
+      assert.deepEqual(inspectRequest(undefined, RequestBody.of(Buffer.alloc(0))), { model: null, sessionId: null, stream: null });
       assert.deepEqual(inspectRequest(HDR, RequestBody.of(Buffer.alloc(0))), { model: null, sessionId: SID, stream: null });
     });
 
     it('malformed JSON → MalformedBodyError only when parsing was needed', () => {
-      assert.throws(() => inspectRequest({}, raw('{"model":"x",')), MalformedBodyError);
+      assert.throws(() => inspectRequest(undefined, raw('{"model":"x",')), MalformedBodyError);
       assert.throws(() => inspectRequest(HDR, raw('{"stream":true,')), MalformedBodyError);
-      for (const notObject of ['[]', '"x"', '42', 'null', 'true']) assert.throws(() => inspectRequest({}, raw(notObject)), MalformedBodyError, notObject);
+      for (const notObject of ['[]', '"x"', '42', 'null', 'true']) assert.throws(() => inspectRequest(undefined, raw(notObject)), MalformedBodyError, notObject);
       assert.doesNotThrow(() => inspectRequest(HDR, raw('{"model":"x",')));
     });
 
     it('non-string model and stream read as null', () => {
-      assert.deepEqual(inspectRequest({}, body({ model: 5, stream: 'yes' })), { model: null, sessionId: null, stream: null });
+      assert.deepEqual(inspectRequest(undefined, body({ model: 5, stream: 'yes' })), { model: null, sessionId: null, stream: null });
     });
 
     it('the fast path and the parse path agree on the model whenever the fast path applies', () => {
@@ -140,7 +141,7 @@ describe('proxy/sessionKey', () => {
         fc.property(fc.string({ unit: 'binary', minLength: 1, maxLength: 40 }), (model) => {
           const one = raw(JSON.stringify({ model, stream: true }));
           const fast = inspectRequest(HDR, one);
-          const parsed = inspectRequest({}, one);
+          const parsed = inspectRequest(undefined, one);
           assert.equal(fast.model, parsed.model);
         }),
         SEEDED,
@@ -156,10 +157,10 @@ describe('proxy/sessionKey', () => {
       fc.record({ model: fc.oneof(fc.string(), fc.integer()), metadata: fc.record({ user_id: fc.oneof(fc.string(), fc.jsonValue().map((v) => JSON.stringify(v))) }) }).map((o) => JSON.stringify(o)),
       fc.string().map((s) => `{"model":"${s}"`),
     );
-    const headersArb = fc.dictionary(
-      fc.constantFrom('x-claude-code-session-id', 'content-type', 'x-other'),
-      fc.oneof(fc.string({ unit: 'binary' }), fc.array(fc.string(), { maxLength: 3 }), fc.constant(undefined)),
-    );
+    /** A raw header list as node:http gives it: names in any case, repeats, any text. */
+    const headersArb = fc
+      .array(fc.tuple(fc.constantFrom('x-claude-code-session-id', 'X-Claude-Code-Session-ID', 'content-type', 'x-other', 'connection'), fc.string({ unit: 'binary' })), { maxLength: 4 })
+      .map((pairs) => pairs.flat());
 
     it('inspectRequest throws nothing but MalformedBodyError on arbitrary input', () => {
       fc.assert(
@@ -169,7 +170,7 @@ describe('proxy/sessionKey', () => {
           const cut = cutAt % (buf.length + 1);
           const body = cut > 0 && cut < buf.length ? new RequestBody([buf.subarray(0, cut), buf.subarray(cut)], buf.length) : RequestBody.of(buf);
           try {
-            const info = inspectRequest(headers, body);
+            const info = inspectRequest(readClientHead(headers).sessionId, body);
             assert.ok(info.sessionId === null || (typeof info.sessionId === 'string' && info.sessionId.length <= 200));
             assert.ok(info.model === null || typeof info.model === 'string');
           } catch (err) {

@@ -1,0 +1,133 @@
+/**
+ * A client's request head, read in one pass over node:http's raw header list
+ * (`req.rawHeaders`: `[name, value, …]` as sent). The proxy never touches
+ * `req.headers`: node builds that object on first use, and building it and
+ * walking it again to copy the forwarded headers cost more than the rest of
+ * reading a request. Forwarding rules: anthropic-wire.md §2.
+ */
+
+/** Client headers never forwarded: hop-by-hop, our own, credentials, host, cookies, the body framing. */
+const DROP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authorization',
+  'proxy-authenticate',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'content-length',
+  'cookie',
+  'authorization',
+  'x-api-key',
+  'x-claude-router-key',
+  'accept-encoding',
+  'expect',
+  // Nothing about the client's machine goes upstream.
+  'referer',
+  'forwarded',
+  'x-forwarded-for',
+  'x-forwarded-host',
+  'x-forwarded-proto',
+  'x-real-ip',
+  'via',
+  // Rebuilt from `betas` with the account's credential.
+  'anthropic-beta',
+]);
+
+/** What the router reads from a client's request head. Single values are the first occurrence. */
+export interface ClientHead {
+  host: string | undefined;
+  /** Present at all: a browser page is calling. */
+  origin: string | undefined;
+  routerKey: string | undefined;
+  authorization: string | undefined;
+  apiKey: string | undefined;
+  contentLength: string | undefined;
+  expect: string | undefined;
+  /** `x-claude-code-session-id`, raw. */
+  sessionId: string | undefined;
+  /**
+   * The headers to forward upstream, as a flat `[name, value, …]` list with lower-case names,
+   * in the client's order, repeats kept as separate lines (RFC 9110 §5.3: the same as one
+   * comma-joined line): everything but {@link DROP} and the headers the client's
+   * `Connection` names (hop-by-hop too, RFC 9110 §7.6.1).
+   */
+  forward: string[];
+  /** Every `anthropic-beta` entry of every `anthropic-beta` line, trimmed, blanks dropped. */
+  betas: string[];
+}
+
+/** Reads a raw header list. Never throws; names are matched in any case. */
+export function readClientHead(raw: readonly string[]): ClientHead {
+  const head: ClientHead = {
+    host: undefined,
+    origin: undefined,
+    routerKey: undefined,
+    authorization: undefined,
+    apiKey: undefined,
+    contentLength: undefined,
+    expect: undefined,
+    sessionId: undefined,
+    forward: [],
+    betas: [],
+  };
+  let connection: string | undefined;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i].toLowerCase();
+    const value = raw[i + 1];
+    switch (name) {
+      case 'host':
+        head.host ??= value;
+        continue;
+      case 'origin':
+        head.origin ??= value;
+        break; // forwarded (a browser request is refused before it is forwarded anyway)
+      case 'x-claude-router-key':
+        head.routerKey ??= value;
+        continue;
+      case 'authorization':
+        head.authorization ??= value;
+        continue;
+      case 'x-api-key':
+        head.apiKey ??= value;
+        continue;
+      case 'content-length':
+        head.contentLength ??= value;
+        continue;
+      case 'expect':
+        head.expect ??= value;
+        continue;
+      case 'x-claude-code-session-id':
+        head.sessionId ??= value;
+        break;
+      case 'connection':
+        connection = connection === undefined ? value : `${connection},${value}`;
+        continue;
+      case 'anthropic-beta':
+        for (const b of value.split(',')) {
+          const t = b.trim();
+          if (t) head.betas.push(t);
+        }
+        continue;
+      default:
+        break;
+    }
+    if (!DROP.has(name)) head.forward.push(name, value);
+  }
+  const named = connectionOptions(connection);
+  if (named) head.forward = head.forward.filter((_, i, list) => !named.has(list[i - (i % 2)]));
+  return head;
+}
+
+/** Headers a client named in `Connection`; undefined for the usual `keep-alive`/`close`. */
+function connectionOptions(connection: string | undefined): Set<string> | undefined {
+  if (connection === undefined) return undefined;
+  const named = new Set(connection.toLowerCase().split(',').map((h) => h.trim()));
+  named.delete('keep-alive');
+  named.delete('close');
+  named.delete('');
+  return named.size > 0 ? named : undefined;
+}
