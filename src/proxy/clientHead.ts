@@ -1,9 +1,10 @@
 /**
  * A client's request head, read in one pass over node:http's raw header list
- * (`req.rawHeaders`: `[name, value, …]` as sent). The proxy never touches
- * `req.headers`: node builds that object on first use, and building it and
- * walking it again to copy the forwarded headers cost more than the rest of
- * reading a request. Forwarding rules: anthropic-wire.md §2.
+ * (`req.rawHeaders`: `[name, value, …]` as sent) instead of `req.headers`: that
+ * object is in V8's slow dictionary mode, and walking it to copy the forwarded
+ * headers into another such object for undici cost more than the rest of
+ * reading a request. Duplicates are treated as node treats them in
+ * `req.headers`. Forwarding rules: anthropic-wire.md §2.
  */
 
 /** Client headers never forwarded: hop-by-hop, our own, credentials, host, cookies, the body framing. */
@@ -37,6 +38,21 @@ const DROP = new Set([
   'anthropic-beta',
 ]);
 
+/**
+ * Headers of which only the first line counts (node:http discards later ones the same way);
+ * every other repeated header is a list and is forwarded line by line (RFC 9110 §5.3).
+ */
+const FIRST_ONLY = new Set([
+  'content-type',
+  'user-agent',
+  'from',
+  'if-modified-since',
+  'if-unmodified-since',
+  'max-forwards',
+  'origin',
+  'x-claude-code-session-id',
+]);
+
 /** What the router reads from a client's request head. Single values are the first occurrence. */
 export interface ClientHead {
   host: string | undefined;
@@ -46,17 +62,18 @@ export interface ClientHead {
   authorization: string | undefined;
   apiKey: string | undefined;
   contentLength: string | undefined;
+  /** Every `Expect` line, joined with `, `. */
   expect: string | undefined;
   /** `x-claude-code-session-id`, raw. */
   sessionId: string | undefined;
   /**
    * The headers to forward upstream, as a flat `[name, value, …]` list with lower-case names,
-   * in the client's order, repeats kept as separate lines (RFC 9110 §5.3: the same as one
-   * comma-joined line): everything but {@link DROP} and the headers the client's
-   * `Connection` names (hop-by-hop too, RFC 9110 §7.6.1).
+   * in the client's order, repeated list headers as separate lines (RFC 9110 §5.3: the same as
+   * one comma-joined line), {@link FIRST_ONLY} ones once: everything but {@link DROP} and the
+   * headers the client's `Connection` names (hop-by-hop too, RFC 9110 §7.6.1).
    */
   forward: string[];
-  /** Every `anthropic-beta` entry of every `anthropic-beta` line, trimmed, blanks dropped. */
+  /** Every `anthropic-beta` entry of every `anthropic-beta` line, trimmed, blanks dropped (none when `Connection` names it). */
   betas: string[];
 }
 
@@ -75,6 +92,7 @@ export function readClientHead(raw: readonly string[]): ClientHead {
     betas: [],
   };
   let connection: string | undefined;
+  let seen: Set<string> | undefined;
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i].toLowerCase();
     const value = raw[i + 1];
@@ -98,7 +116,7 @@ export function readClientHead(raw: readonly string[]): ClientHead {
         head.contentLength ??= value;
         continue;
       case 'expect':
-        head.expect ??= value;
+        head.expect = head.expect === undefined ? value : `${head.expect}, ${value}`;
         continue;
       case 'x-claude-code-session-id':
         head.sessionId ??= value;
@@ -115,10 +133,19 @@ export function readClientHead(raw: readonly string[]): ClientHead {
       default:
         break;
     }
-    if (!DROP.has(name)) head.forward.push(name, value);
+    if (DROP.has(name)) continue;
+    if (FIRST_ONLY.has(name)) {
+      seen ??= new Set();
+      if (seen.has(name)) continue;
+      seen.add(name);
+    }
+    head.forward.push(name, value);
   }
   const named = connectionOptions(connection);
-  if (named) head.forward = head.forward.filter((_, i, list) => !named.has(list[i - (i % 2)]));
+  if (named) {
+    head.forward = head.forward.filter((_, i, list) => !named.has(list[i - (i % 2)]));
+    if (named.has('anthropic-beta')) head.betas = [];
+  }
   return head;
 }
 

@@ -93,7 +93,12 @@ export class DecisionLog implements DecisionSink {
   }
 
   append(record: DecisionRecord): void {
-    const line = this.encoder.encode(record);
+    let line: string;
+    try {
+      line = this.encoder.encode(record);
+    } catch {
+      line = JSON.stringify(record); // a record that is not what its type says: the generic way, never a throw
+    }
     // At most 3 UTF-8 bytes per UTF-16 unit: room is checked without measuring the line.
     const room = line.length * 3 + 1;
     if (this.used + room > BATCH_BYTES) this.flush();

@@ -70,7 +70,8 @@ function unifiedHeaders(headers: unknown): Map<string, string> {
   }
   return out;
 }
-const LOWER_CASE_NAME = /^anthropic-ratelimit-unified-./;
+/** A unified header whose whole name is lower case already (as undici and node:http give names). */
+const LOWER_CASE_NAME = /^anthropic-ratelimit-unified-[^A-Z]+$/;
 const ANY_CASE_NAME = /^anthropic-ratelimit-unified-./i;
 
 /** A header utilisation string → FRACTION, or undefined when not a number or negative. Kept even above 1.5. */

@@ -72,4 +72,15 @@ describe('TokenManager.ready (the request path without a promise)', () => {
     assert.equal(g.calls(), 0, 'ready() never refreshes');
     assert.equal(tokens.ready('missing'), undefined);
   });
+
+  it('gives credentials that cannot or need not be refreshed at once (no refresh token, no known expiry)', async () => {
+    const store = new MemoryCredentialStore();
+    await store.set('key', { accessToken: 'sk-ant-oat01-long-lived', expiresAtMs: 1 });
+    await store.set('open', { accessToken: 'sk-ant-oat01-open', refreshToken: 'sk-ant-ort01-open' });
+    const tokens = new TokenManager(store, gatedRefresher().refresher, () => 2_000_000_000_000);
+    await tokens.current('key');
+    await tokens.current('open');
+    assert.equal(tokens.ready('key')?.accessToken, 'sk-ant-oat01-long-lived');
+    assert.equal(tokens.ready('open')?.accessToken, 'sk-ant-oat01-open');
+  });
 });

@@ -10,6 +10,13 @@ const pairs = (flat: readonly string[]): [string, string][] => {
   return out;
 };
 
+/** Every header that must never go upstream (anthropic-wire.md §2; anthropic-beta is rebuilt, not copied). */
+const DROPPED = [
+  'connection', 'keep-alive', 'proxy-authorization', 'proxy-authenticate', 'proxy-connection', 'te', 'trailer', 'transfer-encoding',
+  'upgrade', 'host', 'content-length', 'cookie', 'authorization', 'x-api-key', 'x-claude-router-key', 'accept-encoding', 'expect',
+  'referer', 'forwarded', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-real-ip', 'via', 'anthropic-beta',
+];
+
 describe('proxy/clientHead: the client request head from the raw header list', () => {
   const raw = [
     'Host', '127.0.0.1:8080',
@@ -29,6 +36,10 @@ describe('proxy/clientHead: the client request head from the raw header list', (
     'X-Claude-Code-Session-Id', 'sess-1',
     'x-stainless-lang', 'js',
     'x-stainless-lang', 'ts',
+    'content-type', 'text/plain',
+    'EXPECT', 'x-other',
+    'User-Agent', 'claude-cli/2.1.328',
+    'user-agent', 'other',
   ];
 
   it('reads the values the router checks, first occurrence, names in any case', () => {
@@ -39,44 +50,54 @@ describe('proxy/clientHead: the client request head from the raw header list', (
     assert.equal(h.authorization, 'Bearer local-key');
     assert.equal(h.apiKey, undefined);
     assert.equal(h.contentLength, '12');
-    assert.equal(h.expect, '100-continue');
+    assert.equal(h.expect, '100-continue, x-other', 'every Expect line counts, as node joins them');
     assert.equal(h.sessionId, 'sess-1');
     assert.deepEqual(h.betas, ['claude-code-20250219', 'oauth-2025-04-20', 'interleaved-thinking-2025-05-14']);
   });
 
-  it('forwards everything else in order, lower-cased, repeats kept; never credentials, cookies, hop-by-hop or Connection-named headers', () => {
+  it('forwards everything else in order, lower-cased, repeated lists kept, single-value headers once; never credentials, cookies, hop-by-hop or Connection-named headers', () => {
     assert.deepEqual(pairs(readClientHead(raw).forward), [
       ['content-type', 'application/json'],
       ['x-claude-code-session-id', 'sess-1'],
       ['x-stainless-lang', 'js'],
       ['x-stainless-lang', 'ts'],
+      ['user-agent', 'claude-cli/2.1.328'],
     ]);
+  });
+
+  it('drops anthropic-beta too when Connection names it', () => {
+    const h = readClientHead(['connection', 'anthropic-beta', 'anthropic-beta', 'some-beta']);
+    assert.deepEqual(h.betas, []);
+    assert.deepEqual(pairs(upstreamHeaders(h, 'api_key', 'k')), [['x-api-key', 'k'], ['accept-encoding', 'identity']]);
   });
 
   it('gives the upstream list the account credential, the betas with the OAuth beta exactly once, identity encoding', () => {
     const h = readClientHead(raw);
-    const oauth = new Map(pairs(upstreamHeaders(h, 'oauth', 'sk-ant-oat01-x')));
-    assert.equal(oauth.get('authorization'), 'Bearer sk-ant-oat01-x');
-    assert.equal(oauth.get('anthropic-beta'), `claude-code-20250219,interleaved-thinking-2025-05-14,${OAUTH_BETA}`);
-    assert.equal(oauth.get('accept-encoding'), 'identity');
-    assert.equal(oauth.has('x-api-key'), false);
-    const key = new Map(pairs(upstreamHeaders(h, 'api_key', 'sk-ant-api03-x')));
-    assert.equal(key.get('x-api-key'), 'sk-ant-api03-x');
-    assert.equal(key.get('anthropic-beta'), 'claude-code-20250219,interleaved-thinking-2025-05-14');
-    assert.equal(key.has('authorization'), false);
-    const plain = new Map(pairs(upstreamHeaders(readClientHead(['host', 'localhost']), 'api_key', 'k')));
-    assert.equal(plain.has('anthropic-beta'), false);
-    assert.deepEqual(h.forward.length, 8, 'building the upstream list leaves the head as it was');
+    const forwarded = pairs(h.forward);
+    assert.deepEqual(pairs(upstreamHeaders(h, 'oauth', 'sk-ant-oat01-x')), [
+      ...forwarded,
+      ['authorization', 'Bearer sk-ant-oat01-x'],
+      ['anthropic-beta', `claude-code-20250219,interleaved-thinking-2025-05-14,${OAUTH_BETA}`],
+      ['accept-encoding', 'identity'],
+    ]);
+    assert.deepEqual(pairs(upstreamHeaders(h, 'api_key', 'sk-ant-api03-x')), [
+      ...forwarded,
+      ['x-api-key', 'sk-ant-api03-x'],
+      ['anthropic-beta', 'claude-code-20250219,interleaved-thinking-2025-05-14'],
+      ['accept-encoding', 'identity'],
+    ]);
+    assert.deepEqual(pairs(upstreamHeaders(readClientHead(['host', 'localhost']), 'api_key', 'k')), [['x-api-key', 'k'], ['accept-encoding', 'identity']]);
+    assert.deepEqual(pairs(h.forward), forwarded, 'building the upstream list leaves the head as it was');
   });
 
   it('never forwards a dropped header (credentials, framing, hop-by-hop, Connection-named), whatever the case, order or repetition', () => {
-    const name = fc.constantFrom('Host', 'COOKIE', 'authorization', 'X-Api-Key', 'x-claude-router-key', 'Transfer-Encoding', 'content-length', 'Via', 'x-ok', 'Connection', 'x-named', 'Authorization');
+    const name = fc.constantFrom(...DROPPED.map((n, i) => (i % 2 ? n.toUpperCase() : n)), 'Authorization', 'x-ok', 'x-named');
     fc.assert(
       fc.property(fc.array(fc.tuple(name, fc.constantFrom('x-named', 'keep-alive', 'X-Named, close', 'v')), { maxLength: 12 }), (list) => {
         const h = readClientHead(list.flat());
         const connectionNamesXNamed = list.some(([n, v]) => n.toLowerCase() === 'connection' && v.toLowerCase().split(',').map((x) => x.trim()).includes('x-named'));
         for (const [n] of pairs(h.forward)) {
-          assert.ok(!['host', 'cookie', 'authorization', 'x-api-key', 'x-claude-router-key', 'transfer-encoding', 'content-length', 'via', 'connection'].includes(n), n);
+          assert.ok(!DROPPED.includes(n), n);
           assert.ok(!(n === 'x-named' && connectionNamesXNamed), 'a header named in Connection');
         }
       }),

@@ -53,11 +53,12 @@ describe('quota/headers parseUnifiedHeaders', () => {
 
   it('accepts header names in any case', () => {
     const snap = parseUnifiedHeaders(
-      { 'Anthropic-RateLimit-Unified-5h-Utilization': '0.3', 'ANTHROPIC-RATELIMIT-UNIFIED-STATUS': 'Rejected' },
+      { 'Anthropic-RateLimit-Unified-5h-Utilization': '0.3', 'ANTHROPIC-RATELIMIT-UNIFIED-STATUS': 'Rejected', 'anthropic-ratelimit-unified-7D-Reset': '1800000000' },
       OBS,
     );
     assert.equal(snap?.session?.utilization, 0.3);
     assert.equal(snap?.unifiedStatus, 'rejected');
+    assert.equal(snap?.weekly?.resetAtMs, 1_800_000_000_000, 'a lower-case prefix with a mixed-case rest');
   });
 
   it('takes the first element of array values and skips empty arrays', () => {
