@@ -33,9 +33,12 @@ export function upstreamHeaders(client: ClientHead, kind: AccountKind, token: st
 
 /**
  * Response headers never relayed to the client: hop-by-hop ones, the length (Node frames the
- * answer, we set it), and this router's own headers (a router behind another names itself).
+ * answer, we set it), cookies (the client's `Cookie` never goes upstream, and one account's
+ * upstream cookies mean nothing to requests another account serves), and this router's own
+ * headers (a router behind another names itself).
  */
 const DROP_RESPONSE = new Set([
+  'set-cookie',
   'connection',
   'keep-alive',
   'transfer-encoding',

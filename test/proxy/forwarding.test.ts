@@ -116,7 +116,7 @@ describe('proxy forwarding', () => {
 });
 
 describe('response headers', () => {
-  it("drop hop-by-hop headers, the upstream's length and another router's own headers; ours come last", () => {
+  it("drop hop-by-hop headers, the upstream's length and cookies, and another router's own headers; ours come last", () => {
     const list = clientHeaderList(
       {
         'content-type': 'application/json',
@@ -124,12 +124,13 @@ describe('response headers', () => {
         connection: 'keep-alive',
         'transfer-encoding': 'chunked',
         'set-cookie': ['a=1', 'b=2'],
+        link: ['<a>', '<b>'],
         'x-claude-router-account': 'inner',
         'x-claude-router-request-id': 'req_inner',
         'request-id': 'req_upstream',
       },
       ['x-claude-router-account', 'outer'],
     );
-    assert.deepEqual(list, ['content-type', 'application/json', 'set-cookie', ['a=1', 'b=2'], 'request-id', 'req_upstream', 'x-claude-router-account', 'outer']);
+    assert.deepEqual(list, ['content-type', 'application/json', 'link', ['<a>', '<b>'], 'request-id', 'req_upstream', 'x-claude-router-account', 'outer']);
   });
 });
