@@ -206,7 +206,7 @@ export async function runHotpath(quick: boolean): Promise<HotpathRow[]> {
   add('decision record: DecisionLineEncoder, metrics unchanged', () => encoder.encode(records[turn++ & 1]));
   add('decision record: DecisionLineEncoder, metrics changed', () => new DecisionLineEncoder().encode(record));
   const dl = await decisionLogCost(record, quick ? 1_000 : 4_000);
-  rows.push({ step: 'DecisionLog.append, JS thread (stringify + stream write)', us: dl.jsUs });
+  rows.push({ step: 'DecisionLog.append, JS thread (encode + batch write)', us: dl.jsUs });
   rows.push({ step: 'DecisionLog.append, process CPU incl. fs thread', us: dl.cpuUs });
   return rows;
 }
