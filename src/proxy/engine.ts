@@ -146,14 +146,18 @@ export class RouterEngine {
   /** The `node:http` request handler. Never throws. */
   readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
     this.running++;
-    this.dispatch(req, res)
-      .catch((err: unknown) => {
-        this.state.counters.errors++;
-        this.log.error(`internal error: ${(err as Error)?.stack ?? String(err)}`);
-        if (!res.headersSent) sendAnthropicError(res, 500, 'api_error', 'Claude Router internal error; see its log.');
-        else if (!res.writableEnded) res.destroy();
-      })
-      .then(this.handled);
+    let forwarded: Promise<void> | void = undefined;
+    try {
+      forwarded = this.dispatch(req, res);
+    } catch (err) {
+      this.failed(err, res);
+    }
+    // One derived promise per request: this runs on every request, and each hop is a microtask.
+    if (!forwarded) return this.handled();
+    forwarded.then(this.handled, (err: unknown) => {
+      this.failed(err, res);
+      this.handled();
+    });
   };
 
   /** Requests being handled, and who waits for them all to end (close). */
@@ -163,7 +167,16 @@ export class RouterEngine {
     if (--this.running === 0) this.onIdle?.();
   };
 
-  private async dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /** An error no step handled: logged, and the client answered (or cut off when its answer had begun). */
+  private failed(err: unknown, res: ServerResponse): void {
+    this.state.counters.errors++;
+    this.log.error(`internal error: ${(err as Error)?.stack ?? String(err)}`);
+    if (!res.headersSent) sendAnthropicError(res, 500, 'api_error', 'Claude Router internal error; see its log.');
+    else if (!res.writableEnded) res.destroy();
+  }
+
+  /** Answers locally at once, or returns the forwarded request's promise. */
+  private dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> | void {
     const head = readClientHead(req.rawHeaders);
     const origin = checkOrigin(head);
     if (origin) return sendAnthropicError(res, 403, 'permission_error', origin);
@@ -203,7 +216,7 @@ export class RouterEngine {
       req.resume();
       return sendAnthropicError(res, 404, 'not_found_error', `Claude Router does not serve ${req.method} ${path}.`);
     }
-    await this.forward(route, req, head, res, url, path);
+    return this.forward(route, req, head, res, url, path);
   }
 
   private async forward(route: Route, req: IncomingMessage, head: ClientHead, res: ServerResponse, url: string, path: string): Promise<void> {

@@ -115,6 +115,33 @@ describe('proxy forwarding', () => {
   });
 });
 
+describe('errors no step handles', () => {
+  it('answers an Anthropic-shaped 500 when handling throws before the answer, logs it once, and leaves nothing running', async () => {
+    const errors: string[] = [];
+    const log: Logger = { debug() {}, info() {}, warn() {}, error: (m) => errors.push(m) };
+    const h = await startHarness(accounts('a'), { log });
+    try {
+      // The decision sink breaks: reading it throws at once; writing it throws after the answer went out.
+      const sink = { append: () => { throw new Error('append broke'); }, recent: () => { throw new Error('recent broke'); } };
+      (h.router.engine as unknown as { decisions: unknown }).decisions = sink;
+      const listed = await callRouter(h, { path: '/decisions', method: 'GET' });
+      assert.equal(listed.status, 500);
+      assert.equal(JSON.parse(listed.text).error.type, 'api_error');
+      const served = await callRouter(h, { session: 's1' });
+      assert.equal(served.status, 200, 'an answer already sent stays sent');
+      assert.equal(JSON.parse(served.text).type, 'message');
+      const st = await routerStatus(h);
+      assert.equal(st.counters.errors, 2);
+      assert.equal(errors.filter((e) => e.startsWith('internal error')).length, 2, errors.join('\n'));
+      assert.ok(errors.some((e) => e.includes('recent broke')) && errors.some((e) => e.includes('append broke')));
+    } finally {
+      const t0 = Date.now();
+      await h.close();
+      assert.ok(Date.now() - t0 < 4_000, 'close() found no request still counted as running');
+    }
+  });
+});
+
 describe('response headers', () => {
   it("drop hop-by-hop headers, the upstream's length and cookies, and another router's own headers; ours come last", () => {
     const list = clientHeaderList(
