@@ -1,9 +1,11 @@
 /**
  * `claude-router demo`: a fake Anthropic upstream with three simulated
  * accounts plus the proxy in front of it, so a new user can watch routing
- * work without a real account. State lives in a throwaway directory.
+ * work without a real account. State lives in a fresh temporary directory,
+ * kept when the demo stops so its decision log can go to `report` and `replay`
+ * (it holds only the simulated accounts' made-up tokens).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -38,5 +40,15 @@ export async function runDemo(argv: string[]): Promise<void> {
   await waitForSignal();
   await router.close();
   await sim.close();
-  rmSync(stateDir, { recursive: true, force: true });
+  const decisions = path.join(stateDir, 'decisions.jsonl');
+  if (!existsSync(decisions)) {
+    // Nothing reached the demo: nothing to keep.
+    rmSync(stateDir, { recursive: true, force: true });
+    return;
+  }
+  process.stdout.write(
+    `Demo stopped. Its decisions stay in ${decisions}:\n` +
+      `  node dist/cli.js report '${decisions}'\n  node dist/cli.js replay '${decisions}'\n` +
+      `Delete ${stateDir} when you are done with them.\n`,
+  );
 }

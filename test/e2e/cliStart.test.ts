@@ -5,7 +5,7 @@
  */
 import { strict as assert } from 'node:assert';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { request } from 'undici';
@@ -168,7 +168,12 @@ describe('e2e: claude-router CLI', function () {
 
       await demo.stop();
       assert.equal(await demo.exited, 0, demo.stderr());
-      assert.ok(!existsSync(demoState), 'the demo removes its throwaway state directory');
+      // Stopped, it keeps its decisions for report/replay and says where.
+      const decisions = path.join(demoState, 'decisions.jsonl');
+      assert.ok(demo.stdout().includes(`Its decisions stay in ${decisions}`), demo.stdout());
+      const report = await runCli(['report', decisions, '--json']);
+      assert.equal(report.code, 0, report.stderr);
+      assert.equal(JSON.parse(report.stdout).decisions, 1, `one decision for the one served request: ${report.stdout}`);
     });
   });
 });

@@ -104,6 +104,10 @@ describe('the VSIX in real VS Code, driven like a user', function () {
     const text = await waitForFile(out, /exit=\d+/, 90_000);
     assert.match(text, /Hello from (work|personal|team)\./, text);
     assert.match(text, /exit=0/);
+    // Show the answer in the terminal for the screenshot (the assertions above read the file).
+    await page.keyboard.type(`cat '${out}'`);
+    await page.keyboard.press('Enter');
+    await page.waitForTimeout(1_500);
     await screenshot(page, 'vscode-terminal-claude');
   });
 
