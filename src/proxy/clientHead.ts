@@ -3,10 +3,10 @@
  * (`req.rawHeaders`: `[name, value, …]` as sent) instead of `req.headers`: that
  * object is in V8's slow dictionary mode, and walking it to copy the forwarded
  * headers into another such object for undici cost more than the rest of
- * reading a request. A repeated single-value header counts by its first line
- * (node keeps the first too, except for the local-key headers, which it joins;
- * here a joined key could never match anyway). Forwarding rules:
- * anthropic-wire.md §2.
+ * reading a request. A repeated single-value header counts by its first line,
+ * as node keeps it — except the local-key headers, which node joined (so a
+ * repeated key never matched) and whose first line counts here. Forwarding
+ * rules: anthropic-wire.md §2.
  */
 
 /** Client headers never forwarded: hop-by-hop, our own, credentials, host, cookies, the body framing. */
