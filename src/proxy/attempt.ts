@@ -190,10 +190,11 @@ async function attemptOne(
     return signInFailure(s, account.id, err, attempts);
   }
   const method = r.req.method as Dispatcher.HttpMethod;
-  const body = method === 'GET' || method === 'HEAD' ? undefined : r.body.forUpstream();
   let refreshed = false;
   for (;;) {
     const t0 = s.now();
+    // Per call: a chunk list is read once.
+    const body = method === 'GET' || method === 'HEAD' ? undefined : r.body.forUpstream();
     const headers = upstreamHeaders(r.head, info.kind, creds.accessToken);
     // A chunk list has no length undici can see; without one it would send the body chunked.
     if (body !== undefined && !Buffer.isBuffer(body)) headers.push('content-length', String(r.body.length));
@@ -283,6 +284,7 @@ function streamHooks(
   return {
     commit: () => {
       r.onCommit(account, attempted);
+      r.body.release();
       // No flush: the head goes out with the first events, in one write.
       r.res.writeHead(head.status, clientHeaderList(head.headers, [ACCOUNT_HEADER, account.id, REQUEST_ID_HEADER, r.requestId]));
     },

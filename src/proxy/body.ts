@@ -12,25 +12,36 @@ export const MAX_BODY_BYTES = 32 * 1024 * 1024;
 
 export class BodyTooLargeError extends Error {}
 
-/** The bytes of a request body, in the chunks they arrived in. */
+/**
+ * The bytes of a request body, in the chunks they arrived in, until the answer is committed:
+ * then no attempt can follow and {@link release} lets them go (a stream runs for seconds to
+ * minutes after its first event, and a Claude Code body is hundreds of KB).
+ */
 export class RequestBody {
+  private chunks: readonly Buffer[];
+  private released = false;
+
   /**
    * @param chunks the received chunks, in order (not copied)
    * @param length their total size, bytes
    */
   constructor(
-    readonly chunks: readonly Buffer[],
+    chunks: readonly Buffer[],
     readonly length: number,
-  ) {}
+  ) {
+    this.chunks = chunks;
+  }
 
   /**
-   * The body as undici sends it: nothing, one Buffer, or the chunks (an
-   * iterable, written in order; re-iterable for every attempt, so no copy is
-   * made per attempt). Multi-chunk bodies need an explicit `content-length`.
+   * The body as undici sends it on one call: nothing, one Buffer, or the chunks (an iterable
+   * written in order, which lets go of them once read, so a call that runs on does not keep
+   * them). No copy is made per attempt. Multi-chunk bodies need an explicit `content-length`.
+   * @throws Error after {@link release}
    */
-  forUpstream(): Buffer | readonly Buffer[] | undefined {
+  forUpstream(): Buffer | Iterable<Buffer> | undefined {
+    if (this.released) throw new Error('the request body was released when its answer was committed');
     if (this.length === 0) return undefined;
-    return this.chunks.length === 1 ? this.chunks[0] : this.chunks;
+    return this.chunks.length === 1 ? this.chunks[0] : new ChunkFeed(this.chunks);
   }
 
   /** The first `n` bytes (fewer when the body is shorter); copies at most `n` bytes. */
@@ -45,9 +56,26 @@ export class RequestBody {
     return this.chunks.length === 1 ? this.chunks[0].toString('utf8') : Buffer.concat(this.chunks, this.length).toString('utf8');
   }
 
+  /** Lets go of the bytes: the answer is committed, no attempt follows. `length` stays. */
+  release(): void {
+    this.released = true;
+    this.chunks = [];
+  }
+
   /** A body from one buffer (tests, synthetic requests). */
   static of(buf: Buffer): RequestBody {
     return new RequestBody(buf.length > 0 ? [buf] : [], buf.length);
+  }
+}
+
+/** One call's pass over a body's chunks: the reference goes as soon as undici starts reading them. */
+class ChunkFeed implements Iterable<Buffer> {
+  constructor(private chunks: readonly Buffer[]) {}
+
+  [Symbol.iterator](): Iterator<Buffer> {
+    const chunks = this.chunks;
+    this.chunks = [];
+    return chunks[Symbol.iterator]();
   }
 }
 
@@ -65,7 +93,9 @@ const DRAIN_BYTES = 2 * MAX_BODY_BYTES;
  */
 export function readBody(req: IncomingMessage, declared: number, limit: number): Promise<RequestBody> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
+    // Not const: at the end the chunks go to the body, and the listeners (which live as long as
+    // the request) keep an empty list, so releasing the body frees its bytes.
+    let chunks: Buffer[] = [];
     let size = 0;
     let failed = false;
     const refuse = (err: Error) => {
@@ -85,7 +115,10 @@ export function readBody(req: IncomingMessage, declared: number, limit: number):
       chunks.push(chunk);
     });
     req.on('end', () => {
-      if (!failed) resolve(new RequestBody(chunks, size));
+      if (failed) return;
+      const body = new RequestBody(chunks, size);
+      chunks = [];
+      resolve(body);
     });
     req.on('error', (err) => refuse(err));
     req.on('aborted', () => refuse(new Error('client aborted')));

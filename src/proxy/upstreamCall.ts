@@ -62,6 +62,17 @@ export type CallResult<T> =
   | { kind: 'streamed'; value: T };
 
 /**
+ * Lets go of the raw head undici's handler adapter keeps on the controller for the whole call
+ * (`rawHeaders`: one Buffer per header name and value, views into the socket read that carried
+ * the head — about 40 objects and that read per running call). The head is read from the parsed
+ * headers; nothing reads the raw list after the head callback (undici 7, `UnwrapController`).
+ */
+function dropRawHeaders(controller: Dispatcher.DispatchController): void {
+  const c = controller as { rawHeaders?: unknown };
+  if (c.rawHeaders) c.rawHeaders = null;
+}
+
+/**
  * Sends one request upstream.
  * @param onHead called once with the answer's head; returns how to read the body. A streaming
  *   body calls `settle` exactly once; later callbacks are ignored.
@@ -104,6 +115,7 @@ export function callUpstream<T>(
       },
       onResponseStart(c, status, headers) {
         if (status < 200) return; // informational (103 Early Hints): the real head follows
+        dropRawHeaders(c);
         head = { status, headers };
         const mode = onHead(head, c, (value) => finish({ kind: 'streamed', value }));
         if ('stream' in mode) stream = mode.stream;

@@ -1,4 +1,5 @@
 import { strict as assert } from 'node:assert';
+import { createHash } from 'node:crypto';
 import { accounts, callRouter, eventually, messagesBody, routerStatus, startHarness, type Harness } from '../support/routerHarness';
 
 const streamBody = () => messagesBody({ stream: true });
@@ -160,6 +161,28 @@ describe('proxy failover', () => {
     // The rotated pair was persisted: a restart would use the new refresh token.
     const stored = JSON.parse(require('node:fs').readFileSync(`${h.stateDir}/credentials.json`, 'utf8'));
     assert.equal(stored.accounts.a.refreshToken, h.sim.account('a').refreshToken);
+  });
+
+  it('sends a large body whole on every call: after a token refresh and after a rotation', async () => {
+    // ~300 KB arrives in several chunks; each upstream call reads them afresh.
+    const big = messagesBody({ stream: true, text: 'x'.repeat(300_000) });
+    const sha = createHash('sha256').update(big).digest('hex');
+    h = await startHarness(specsWithFirst('a', 'b', 'c'));
+    h.sim.injectFault('a', { kind: 'expire_token' });
+    const refreshed = await callRouter(h, { session: 's1', body: big });
+    assert.equal(refreshed.status, 200);
+    assert.equal(refreshed.headers['x-claude-router-account'], 'a');
+    assert.equal(h.sim.refreshCount('a'), 1);
+    h.sim.injectFault('a', { kind: 'overloaded_529' });
+    const rotated = await callRouter(h, { session: 's2', body: big });
+    assert.equal(rotated.status, 200);
+    assert.equal(rotated.headers['x-claude-router-account'], 'b');
+    const served = messageRequests(h).filter((q) => q.status === 200);
+    assert.equal(served.length, 2);
+    for (const q of served) {
+      assert.equal(q.bodyBytes, Buffer.byteLength(big));
+      assert.equal(q.bodySha256, sha);
+    }
   });
 
   it('moves the request to another account and flags sign-in when a 401 cannot be refreshed', async () => {

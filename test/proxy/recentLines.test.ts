@@ -17,8 +17,9 @@ describe('RecentLines (the in-memory tail of the decision log)', () => {
         fc.integer({ min: 1, max: 20 }),
         fc.integer({ min: 1, max: 40 }),
         fc.integer({ min: 64, max: 600 }),
-        (lines, capacity, limit, ringBytes) => {
-          const recent = new RecentLines(capacity, ringBytes);
+        fc.integer({ min: 1, max: 600 }),
+        (lines, capacity, limit, ringBytes, initialBytes) => {
+          const recent = new RecentLines(capacity, ringBytes, initialBytes);
           for (const line of lines) {
             const b = Buffer.from(line);
             recent.push(b, 0, b.length);
@@ -36,14 +37,33 @@ describe('RecentLines (the in-memory tail of the decision log)', () => {
           }
           if (fitting.length === lines.length) assert.ok(got.length >= Math.min(limit, capacity, sure), `${got.length} < ${Math.min(limit, capacity, sure)}`);
           assert.ok(got.length <= Math.min(limit, capacity));
+          assert.ok(recent.ringBytes <= ringBytes);
         },
       ),
       { numRuns: 1000, seed: 11 },
     );
   });
 
+  it('takes the memory its kept lines need, not its bound', () => {
+    // The decision log's ring: 500 lines, at most 4 MiB. Lines of 2.6 KB (a record over three
+    // accounts) need 1.3 MB; a ring that wrapped at its bound would touch all 4 MiB.
+    const recent = new RecentLines(500, 4 * 1024 * 1024);
+    assert.equal(recent.ringBytes, 64 * 1024);
+    const line = (i: number) => Buffer.from(`${String(i).padStart(8, '0')}${'x'.repeat(2592)}`);
+    for (let i = 0; i < 5000; i++) recent.push(line(i), 0, 2600);
+    assert.equal(recent.ringBytes, 2 * 1024 * 1024);
+    const kept = last(recent, 500);
+    assert.equal(kept.length, 500);
+    assert.equal(kept[0].slice(0, 8), '00004500');
+    assert.equal(kept[499].slice(0, 8), '00004999');
+    // Lines that need the whole bound still get it.
+    for (let i = 0; i < 600; i++) recent.push(Buffer.alloc(20_000, 'y'), 0, 20_000);
+    assert.equal(recent.ringBytes, 4 * 1024 * 1024);
+    assert.equal(last(recent, 500).length, Math.floor((4 * 1024 * 1024) / 20_000));
+  });
+
   it('a line larger than the ring empties it rather than keeping older lines in its place', () => {
-    const recent = new RecentLines(10, 100);
+    const recent = new RecentLines(10, 100, 10);
     for (const l of ['a', 'b', 'x'.repeat(200)]) recent.push(Buffer.from(l), 0, l.length);
     assert.deepEqual(last(recent, 10), []);
     recent.push(Buffer.from('c'), 0, 1);

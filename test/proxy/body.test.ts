@@ -1,0 +1,44 @@
+import { strict as assert } from 'node:assert';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { RequestBody } from '../../src/proxy/body';
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+
+/** What undici does with an iterable body: reads it to the end, once. */
+function send(body: Buffer | Iterable<Buffer> | undefined): Buffer {
+  if (body === undefined) return Buffer.alloc(0);
+  return Buffer.isBuffer(body) ? body : Buffer.concat([...body]);
+}
+
+describe('RequestBody (kept for failover, let go at commit)', () => {
+  it('gives every call the whole body, in order, without a copy', () => {
+    const chunks = [Buffer.from('{"model":'), Buffer.from('"m",'), Buffer.from('"x":1}')];
+    const body = new RequestBody(chunks, 19);
+    for (let call = 0; call < 3; call++) assert.equal(send(body.forUpstream()).toString(), '{"model":"m","x":1}');
+    const one = RequestBody.of(Buffer.from('abc'));
+    assert.equal(one.forUpstream(), (one as unknown as { chunks: Buffer[] }).chunks[0], 'a single chunk goes as it is');
+  });
+
+  it('lets go of the bytes once released, while the call that read them still runs', async () => {
+    const refs: WeakRef<Buffer>[] = [];
+    const make = () => {
+      const chunks = [Buffer.alloc(64 * 1024, 1), Buffer.alloc(64 * 1024, 2)];
+      for (const c of chunks) refs.push(new WeakRef(c));
+      return new RequestBody(chunks, 128 * 1024);
+    };
+    const body = make();
+    const call = body.forUpstream(); // what undici's running request holds
+    assert.equal(send(call).length, 128 * 1024);
+    await new Promise((r) => setImmediate(r));
+    gc();
+    assert.ok(refs.every((r) => r.deref() !== undefined), 'kept for a failover until the answer is committed');
+    body.release();
+    await new Promise((r) => setImmediate(r));
+    gc();
+    assert.ok(refs.every((r) => r.deref() === undefined), 'gone after commit although the call and the body object live on');
+    assert.ok(call !== undefined && body.length === 128 * 1024);
+    assert.throws(() => body.forUpstream(), /released/);
+  });
+});
