@@ -14,7 +14,7 @@
  *
  * Environment:
  *   BENCH_QUICK=1          short windows (about 2 minutes in all)
- *   BENCH_ROUNDS=n         rounds per cell (default 3: A B C, C B A, A B C, and 5 for the c=32 cells; quick 2 and 3)
+ *   BENCH_ROUNDS=n         rounds per cell (default 3: A B C, C B A, A B C, and 7 for the c=32 cells; quick 2 and 3; at most 9)
  *   BENCH_WARMUP_MS, BENCH_MEASURE_MS   per target and round (default 400 / 1500; quick 150 / 500)
  *   BENCH_CELLS=a,b        only cells whose id contains one of these (ids: json/small/c1, sse-burst/250KB/c32, sse-1ms/…)
  *   BENCH_SKIP_ROUTING=1, BENCH_SKIP_HTTP=1, BENCH_SKIP_HOTPATH=1
@@ -57,12 +57,13 @@ let CLI = BUILT_CLI;
 const env = process.env;
 const num = (v: string | undefined, d: number) => (v !== undefined && v !== '' && Number.isFinite(Number(v)) ? Number(v) : d);
 const QUICK = env.BENCH_QUICK === '1';
-const ROUNDS = Math.max(1, Math.min(6, num(env.BENCH_ROUNDS, QUICK ? 2 : 3)));
+const ROUNDS = Math.max(1, Math.min(9, num(env.BENCH_ROUNDS, QUICK ? 2 : 3)));
 /**
  * Rounds of the c=32 cells, whose CPU ratio is a verdict: a single round's ratio moves by ±40 %
- * on these VMs, so the median of 5 is read there (unless BENCH_ROUNDS says otherwise).
+ * on these VMs, and with 5 rounds whole runs of one build still differed by ±0.15, so the median
+ * of 7 is read there (unless BENCH_ROUNDS says otherwise).
  */
-const VERDICT_ROUNDS = env.BENCH_ROUNDS !== undefined && env.BENCH_ROUNDS !== '' ? ROUNDS : QUICK ? 3 : 5;
+const VERDICT_ROUNDS = env.BENCH_ROUNDS !== undefined && env.BENCH_ROUNDS !== '' ? ROUNDS : QUICK ? 3 : 7;
 const roundsOf = (cell: Cell): number => (cell.c === 32 ? VERDICT_ROUNDS : ROUNDS);
 const WARMUP_MS = Math.max(50, Math.min(5_000, num(env.BENCH_WARMUP_MS, QUICK ? 150 : 400)));
 const MEASURE_MS = Math.max(100, Math.min(20_000, num(env.BENCH_MEASURE_MS, QUICK ? 500 : 1_500)));

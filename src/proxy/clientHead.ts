@@ -154,7 +154,9 @@ export function readClientHead(raw: readonly string[]): ClientHead {
 /** Headers a client named in `Connection`; undefined for the usual `keep-alive`/`close`. */
 function connectionOptions(connection: string | undefined): Set<string> | undefined {
   if (connection === undefined) return undefined;
-  const named = new Set(connection.toLowerCase().split(',').map((h) => h.trim()));
+  const lower = connection.toLowerCase();
+  if (lower === 'keep-alive' || lower === 'close') return undefined; // nearly every request: no list to build
+  const named = new Set(lower.split(',').map((h) => h.trim()));
   named.delete('keep-alive');
   named.delete('close');
   named.delete('');
