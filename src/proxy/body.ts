@@ -15,7 +15,10 @@ export class BodyTooLargeError extends Error {}
 /**
  * The bytes of a request body, in the chunks they arrived in, until the answer is committed:
  * then no attempt can follow and {@link release} lets them go (a stream runs for seconds to
- * minutes after its first event, and a Claude Code body is hundreds of KB).
+ * minutes after its first event, and a Claude Code body is hundreds of KB). A body that came in
+ * one chunk (at most 64 KiB, node's read size) goes upstream as that Buffer, written with the
+ * request head in one write, and undici keeps it until the call ends; only the larger,
+ * multi-chunk bodies are worth the iterable that lets undici drop them.
  */
 export class RequestBody {
   private chunks: readonly Buffer[];

@@ -88,11 +88,16 @@ export class RecentLines {
     return this.head + n <= this.starts[first];
   }
 
-  /** Moves the kept lines, oldest first, to the start of a ring at least twice as large (within the bound) with room for `n` more bytes. */
+  /**
+   * Moves the kept lines, oldest first, to the start of a ring at least twice as large (within
+   * the bound) with room for `n` more bytes — at the bound, without the oldest lines that leave
+   * no room for them (else the wrap that follows would overwrite every kept line).
+   */
   private grow(n: number): void {
     let kept = 0;
     for (let seq = this.oldest; seq < this.next; seq++) kept += this.lengths[seq % this.capacity];
     const ring = Buffer.allocUnsafeSlow(Math.min(this.maxBytes, Math.max(this.ring.length * 2, kept + n)));
+    while (kept + n > ring.length) kept -= this.lengths[this.oldest++ % this.capacity];
     let at = 0;
     for (let seq = this.oldest; seq < this.next; seq++) {
       const slot = seq % this.capacity;

@@ -62,6 +62,13 @@ describe('RecentLines (the in-memory tail of the decision log)', () => {
     assert.equal(last(recent, 500).length, Math.floor((4 * 1024 * 1024) / 20_000));
   });
 
+  it('growing to its bound keeps the newest lines that fit beside the new one', () => {
+    // The grow that reaches the bound must not pack the kept lines where the next wrap overwrites them all.
+    const recent = new RecentLines(4, 593, 142);
+    for (const n of [147, 294, 18, 106, 44, 205, 270]) recent.push(Buffer.alloc(n, 0x61 + (n % 26)), 0, n);
+    assert.deepEqual(last(recent, 4).map((l) => l.length), [44, 205, 270]);
+  });
+
   it('a line larger than the ring empties it rather than keeping older lines in its place', () => {
     const recent = new RecentLines(10, 100, 10);
     for (const l of ['a', 'b', 'x'.repeat(200)]) recent.push(Buffer.from(l), 0, l.length);
