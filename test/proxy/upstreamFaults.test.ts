@@ -18,7 +18,12 @@ type Handler = (account: string, req: http.IncomingMessage, res: http.ServerResp
 async function withUpstream(
   handler: Handler,
   run: (h: Harness, hits: string[], seen: http.IncomingHttpHeaders[]) => Promise<void>,
-  opts: { token?: (res: http.ServerResponse) => void; accounts?: Array<{ label: string; accessToken: string; refreshToken?: string; expiresAt?: number }> } = {},
+  opts: {
+    token?: (res: http.ServerResponse) => void;
+    accounts?: Array<{ label: string; accessToken: string; refreshToken?: string; expiresAt?: number }>;
+    /** Answer as soon as the head arrives, without reading the body (`handler` may leave it unread). */
+    early?: boolean;
+  } = {},
 ): Promise<void> {
   const hits: string[] = [];
   const seen: http.IncomingHttpHeaders[] = [];
@@ -30,6 +35,7 @@ async function withUpstream(
     const account = String(req.headers.authorization ?? '').replace('Bearer tok-', '');
     hits.push(account);
     seen.push(req.headers);
+    if (opts.early) return handler(account, req, res);
     req.resume();
     req.on('end', () => handler(account, req, res));
   });
@@ -108,6 +114,45 @@ describe('upstream faults beyond the fake upstream', () => {
         assert.equal(JSON.parse(r.text).error.type, 'api_error');
         assert.equal((await routerStatus(h)).inflight, 0);
       },
+    );
+  });
+
+  it('reads an answer sent before the body was read: a 429 still cools the account, a 413 reaches the client', async () => {
+    // Claude Code bodies run to megabytes; an upstream may refuse one from its head and close.
+    const big = messagesBody({ stream: true, text: 'x'.repeat(4 * 1024 * 1024) });
+    const refuse = (res: http.ServerResponse, status: number, type: string, headers: Record<string, string> = {}) => {
+      res.writeHead(status, { 'content-type': 'application/json', connection: 'close', ...headers });
+      res.end(JSON.stringify({ type: 'error', error: { type, message: `refused early (${status})` } }));
+      res.on('finish', () => res.socket?.destroy());
+    };
+    await withUpstream(
+      (account, req, res) => {
+        if (account === 'a') return refuse(res, 429, 'rate_limit_error', { 'retry-after': '120' });
+        req.resume();
+        req.on('end', () => {
+          res.writeHead(200, SSE);
+          res.end(`${start}event: message_stop\ndata: {"type":"message_stop"}\n\n`);
+        });
+      },
+      async (h, hits) => {
+        const r = await callRouter(h, { session: 's', body: big });
+        assert.equal(r.status, 200);
+        assert.equal(r.headers['x-claude-router-account'], 'b');
+        assert.deepEqual(hits, ['a', 'b']);
+        const a = (await routerStatus(h)).accounts.find((x: { label: string }) => x.label === 'a');
+        assert.equal(a.coolingReason, 'throttle', 'the early 429 was read as a throttle, not as a dropped connection');
+      },
+      { early: true },
+    );
+    await withUpstream(
+      (_account, _req, res) => refuse(res, 413, 'request_too_large'),
+      async (h, hits) => {
+        const r = await callRouter(h, { session: 's', body: big });
+        assert.equal(r.status, 413);
+        assert.equal(JSON.parse(r.text).error.type, 'request_too_large');
+        assert.deepEqual(hits, ['a'], 'a deterministic refusal is not tried elsewhere');
+      },
+      { early: true },
     );
   });
 
