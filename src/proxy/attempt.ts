@@ -39,6 +39,8 @@ export const REQUEST_ID_HEADER = 'x-claude-router-request-id';
 const MAX_SERVER_ERROR_ROTATIONS = 2;
 /** Attempt results that are upstream trouble rather than the account's: limited rotations. */
 const TRANSIENT_RESULTS = new Set(['server_error', 'network_error', 'stream_failed', 'empty_stream', 'invalid_json', 'body_failed', 'body_too_large', 'stream_server_error']);
+/** Accounts a `count_tokens` or `models` request tries at most (it cools none down, so it could walk the whole pool). */
+const MAX_ACCOUNTS_OUTSIDE_MESSAGES = 2;
 /** Error bodies larger than this are not read whole (they are not Anthropic errors). */
 const MAX_ERROR_BODY = 1 << 20;
 /** Successful non-stream answers are buffered whole (failover on a broken one); none is anywhere near this. */
@@ -57,8 +59,14 @@ export interface AttemptRequest {
   order: readonly PlanAccount[];
   accounts: ReadonlyMap<string, AccountInfo>;
   policy: RoutingPolicy;
-  /** Acquire leases (messages) or not (count_tokens, models). */
-  countLeases: boolean;
+  /**
+   * A `/v1/messages` call: it holds a lease while it runs, and its answers set the account's
+   * state (cooldowns, needs-sign-in, a token refresh on 401). `count_tokens` and `models` do
+   * neither — Anthropic limits token counting apart from Messages, and an endpoint's 403 or 429
+   * says nothing about serving messages — and they try at most two accounts; the quota
+   * headers of their answers are still recorded (they describe the account's windows).
+   */
+  forMessages: boolean;
   requestId: string;
   /** Called once when a response is committed to the client, with the serving account. */
   onCommit: (account: PlanAccount, attempted: ReadonlySet<string>) => void;
@@ -121,12 +129,13 @@ export async function runAttempts(r: AttemptRequest, s: AttemptServices): Promis
     if (r.client.gone) return { outcome: 'client_abort', status: 499, servedBy: null, attempts, usage: null, streamed: false };
     if (!s.usableNow(account.id, r.model)) continue;
     const cap = r.policy.maxInflightPerAccount;
-    if (r.countLeases && cap > 0 && !account.fallback && s.state.leases.inflight(account.id) >= cap) {
+    if (r.forMessages && cap > 0 && !account.fallback && s.state.leases.inflight(account.id) >= cap) {
       cappedOut = true;
       continue;
     }
+    if (!r.forMessages && attempted.size >= MAX_ACCOUNTS_OUTSIDE_MESSAGES) break;
     attempted.add(account.id);
-    const lease = r.countLeases && !account.fallback ? s.state.leases.acquire(account.id) : undefined;
+    const lease = r.forMessages && !account.fallback ? s.state.leases.acquire(account.id) : undefined;
     let step: Step;
     try {
       step = await attemptOne(r, s, account, attempts, attempted);
@@ -191,6 +200,7 @@ async function attemptOne(
   }
   const method = r.req.method as Dispatcher.HttpMethod;
   let refreshed = false;
+  let reconnected = false;
   for (;;) {
     const t0 = s.now();
     // Per call: a chunk list is read once.
@@ -226,6 +236,13 @@ async function attemptOne(
       }
       attempts.push({ account: account.id, status: 0, result: 'network_error', ms: s.now() - t0 });
       s.log.warn(`upstream ${account.id}: ${call.error.message}`);
+      if (!reconnected && connectionLost(call.error)) {
+        // Most often a keep-alive connection the upstream had just closed. Moving to another
+        // account would rebind the session and lose its prompt cache; a fresh connection to
+        // this one serves it.
+        reconnected = true;
+        continue;
+      }
       return { next: 'rotate', held: syntheticHeld(account.id, 502, 'api_error', 'Claude Router could not reach the Anthropic API.') };
     }
     if (call.kind === 'streamed') {
@@ -246,6 +263,7 @@ async function attemptOne(
         { status, headers: { ...head.headers, 'content-type': 'application/json' }, body: errorBody('api_error', `Claude Router: the upstream's ${status} answer was over ${MAX_ERROR_BODY} bytes and was not relayed.`), account: account.id }
       : { status, headers: head.headers, body: call.body, account: account.id };
 
+    if (!r.forMessages) return { next: cls.kind === 'client_error' ? 'return' : 'rotate', held };
     if (cls.kind === 'unauthorized' && info.kind === 'oauth' && !refreshed) {
       try {
         creds = await s.tokens.refresh(account.id, creds.accessToken);
@@ -265,6 +283,18 @@ async function attemptOne(
     if (cls.kind === 'client_error') return { next: 'return', held };
     return { next: 'rotate', held };
   }
+}
+
+/**
+ * Error codes of a connection that broke before any answer came: a reset, a write into a closed
+ * socket, or undici's "other side closed" (`UND_ERR_SOCKET`). Timeouts and refused connections
+ * are not among them: a second try would wait as long or fail the same way.
+ */
+const CONNECTION_LOST = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
+
+function connectionLost(err: Error): boolean {
+  const code = (err as NodeJS.ErrnoException).code ?? ((err as Error & { cause?: NodeJS.ErrnoException }).cause?.code);
+  return code !== undefined && CONNECTION_LOST.has(code);
 }
 
 function isEventStream(headers: IncomingHttpHeaders): boolean {
@@ -291,7 +321,7 @@ function streamHooks(
     record: (result) => attempts.push({ account: account.id, status: head.status, result, ms: ms() }),
     errorBeforeContent: (type) => {
       const cls = classifyStreamError(type, s.now());
-      applyCooldown(s, account.id, cls, s.now());
+      if (r.forMessages) applyCooldown(s, account.id, cls, s.now());
       return `stream_${cls.kind}`;
     },
     warn: (message) => s.log.warn(`upstream ${account.id}: ${message}`),

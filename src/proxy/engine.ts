@@ -274,7 +274,7 @@ export class RouterEngine {
           order: plan.order,
           accounts: accountsByLabel(config),
           policy: config.policy,
-          countLeases: isMessages,
+          forMessages: isMessages,
           requestId,
           client,
           onCommit: (account, attempted) => {
@@ -294,9 +294,8 @@ export class RouterEngine {
     let { outcome, status } = result;
     if (outcome === 'exhausted') {
       outcome = 'no_usable_account';
-      status = 429;
       this.state.counters.noUsableAccount++;
-      this.answerNoUsableAccount(config, res, requestId, info.model, result.cappedOut === true);
+      status = this.answerNoUsableAccount(config, res, requestId, info.model, result.cappedOut === true);
     }
     if (outcome === 'success') this.state.counters.served++;
     if (outcome === 'client_abort') this.state.counters.clientAborts++;
@@ -410,15 +409,16 @@ export class RouterEngine {
     this.state.affinity.bind(sessionId, served.id, now);
   }
 
-  private answerNoUsableAccount(config: RuntimeConfig, res: ServerResponse, requestId: string, model: string | null, cappedOut: boolean): void {
-    if (res.headersSent || res.destroyed) return;
+  /** Answers "no usable account" (429, or 401 / 529 / 503 when that is what blocks the pool); returns the status, for the decision record. */
+  private answerNoUsableAccount(config: RuntimeConfig, res: ServerResponse, requestId: string, model: string | null, cappedOut: boolean): number {
+    if (res.headersSent || res.destroyed) return 429;
     const now = this.now();
     if (cappedOut) {
       sendAnthropicError(res, 429, 'rate_limit_error', 'Claude Router: every usable account is at its max-inflight-per-account limit.', {
         'retry-after': '1',
         [REQUEST_ID_HEADER]: requestId,
       });
-      return;
+      return 429;
     }
     const metrics = this.metricsFor(config, model, now);
     const answer = noUsableAccountAnswer(
@@ -431,6 +431,7 @@ export class RouterEngine {
     const headers: Record<string, string> = { ...answer.windowHeaders, [REQUEST_ID_HEADER]: requestId };
     if (answer.retryAfterS !== undefined) headers['retry-after'] = String(answer.retryAfterS);
     sendAnthropicError(res, answer.status, answer.type, answer.message, headers);
+    return answer.status;
   }
 
   private logPolicyError(signature: string): void {

@@ -1,9 +1,11 @@
 /**
  * The answer when no account can take a request: 429 with `retry-after` set
  * to the earliest moment an account becomes usable, and a message naming that
- * account and the window it is waiting for.
+ * account and the window it is waiting for — or, when that account only pauses
+ * after Anthropic's own trouble (529 overloaded, 5xx), the status of that
+ * trouble: it is not a rate limit of the user's.
  */
-import type { Cooldown, QuotaSnapshot, QuotaWindow } from '../quota/types';
+import type { Cooldown, CooldownReason, QuotaSnapshot, QuotaWindow } from '../quota/types';
 import { isRejectionStatus } from '../quota/status';
 import type { AccountMetrics } from '../routing/metrics';
 
@@ -22,6 +24,8 @@ export interface Recovery {
   atMs: number;
   /** `5h window`, `7d window`, `7d_sonnet window`, `throttle`, `overloaded`, `needs sign-in`, … */
   what: string;
+  /** The cooldown it waits for, when a cooldown (not a quota window) is what blocks it. */
+  cooldownReason?: CooldownReason;
 }
 
 function windowBlocks(w: QuotaWindow | undefined, now: number): w is QuotaWindow & { resetAtMs: number } {
@@ -35,7 +39,7 @@ export function recoveryOf(a: RecoveryInput, now: number): Recovery {
   if (m.unusableReason === 'needs_sign_in') return { label: a.label, atMs: Infinity, what: 'needs sign-in' };
   if (m.unusableReason === 'cooldown' && a.cooldown) {
     const what = a.cooldown.windows?.length ? `${a.cooldown.windows.join('+')} window` : a.cooldown.reason.replace(/_/g, ' ');
-    return { label: a.label, atMs: a.cooldown.untilMs, what };
+    return { label: a.label, atMs: a.cooldown.untilMs, what, cooldownReason: a.cooldown.reason };
   }
   const s = a.snapshot;
   const blocked: Array<[string, number]> = [];
@@ -71,6 +75,21 @@ export function noUsableAccountAnswer(accounts: readonly RecoveryInput[], now: n
   }
   const retryAfterS = Math.max(1, Math.ceil((first.atMs - now) / 1000));
   const when = new Date(first.atMs).toISOString();
+  const upstreamTrouble = first.cooldownReason === 'overloaded' || first.cooldownReason === 'server_error';
+  if (upstreamTrouble) {
+    // Claude Code retries 529 and 5xx with backoff and shows them as Anthropic's trouble, which
+    // they are; a 429 would read as the user's own limit.
+    const overloaded = first.cooldownReason === 'overloaded';
+    return {
+      status: overloaded ? 529 : 503,
+      type: overloaded ? ('overloaded_error' as const) : ('api_error' as const),
+      retryAfterS,
+      windowHeaders: {},
+      message:
+        `Claude Router: Anthropic ${overloaded ? 'is overloaded' : 'answered with server errors'}; every account is pausing. ` +
+        `The first to be tried again is "${first.label}" at ${when}, in ${formatDuration(retryAfterS)}.`,
+    };
+  }
   return {
     status: 429,
     type: 'rate_limit_error' as const,

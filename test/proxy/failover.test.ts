@@ -234,8 +234,35 @@ describe('proxy failover', () => {
     h.sim.injectFault('a', { kind: 'overloaded_529' });
     h.sim.injectFault('b', { kind: 'overloaded_529' });
     const r = await callRouter(h, { session: 's1' });
-    assert.ok(r.status === 529 || r.status === 429, `status ${r.status}`);
-    assert.equal(JSON.parse(r.text).type, 'error');
+    assert.equal(r.status, 529);
+    assert.equal(JSON.parse(r.text).error.type, 'overloaded_error');
+    // While both pause, the router answers itself — as the overload it is, not as the user's rate limit.
+    const before = messageRequests(h).length;
+    const paused = await callRouter(h, { session: 's2' });
+    assert.equal(paused.status, 529);
+    const err = JSON.parse(paused.text);
+    assert.equal(err.error.type, 'overloaded_error');
+    assert.match(err.error.message, /overloaded/);
+    const retryAfter = Number(paused.headers['retry-after']);
+    assert.ok(retryAfter >= 1 && retryAfter <= 60, `retry-after ${retryAfter}`);
+    assert.equal(paused.headers['anthropic-ratelimit-unified-status'], undefined);
+    assert.equal(messageRequests(h).length, before, 'nothing went upstream');
+    await h.router.close();
+    const record = h.decisions().at(-1)!;
+    assert.equal(record.outcome, 'no_usable_account');
+    assert.equal(record.status, 529, 'the decision record has the status the client got');
+  });
+
+  it('answers 503, not a rate limit, while every account pauses after server errors', async () => {
+    h = await startHarness(specsWithFirst('a', 'b'));
+    h.sim.injectFault('a', { kind: 'server_error', status: 500 });
+    h.sim.injectFault('b', { kind: 'server_error', status: 500 });
+    const first = await callRouter(h, { session: 's1' });
+    assert.equal(first.status, 500);
+    const paused = await callRouter(h, { session: 's2' });
+    assert.equal(paused.status, 503);
+    assert.equal(JSON.parse(paused.text).error.type, 'api_error');
+    assert.ok(Number(paused.headers['retry-after']) >= 1);
   });
 
   it('leaves every in-flight count at zero after clients abort mid-stream and while waiting', async () => {

@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { startRouter, type RunningRouter } from '../../src/cli/runtime';
 import { silentLogger } from '../../src/proxy/log';
+import type { DecisionRecord } from '../../src/routing/decision';
 import { callRouter, messagesBody, routerStatus, type Harness } from '../support/routerHarness';
 
 type Handler = (account: string, req: http.IncomingMessage, res: http.ServerResponse) => void;
@@ -116,6 +117,82 @@ describe('upstream faults beyond the fake upstream', () => {
       },
     );
   });
+
+  it('tries a connection dropped before any answer once more on the same account, keeping the session where it is', async () => {
+    let dropped = 0;
+    await withUpstream(
+      (account, req, res) => {
+        // The keep-alive race: the upstream closes a connection just as the next request is sent on it.
+        if (account === 'a' && dropped++ === 0) return req.socket.destroy();
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"type":"message","content":[],"usage":{"input_tokens":1,"output_tokens":1}}');
+      },
+      async (h, hits) => {
+        const r = await callRouter(h, { session: 's' });
+        assert.equal(r.status, 200);
+        assert.equal(r.headers['x-claude-router-account'], 'a');
+        assert.deepEqual(hits, ['a', 'a']);
+        const st = await routerStatus(h);
+        assert.equal(st.counters.failovers, 0);
+        const [d] = JSON.parse((await callRouter(h, { method: 'GET', path: '/decisions?limit=1' })).text) as DecisionRecord[];
+        assert.deepEqual(d.attempts.map((x) => `${x.account}:${x.result}`), ['a:network_error', 'a:success']);
+      },
+    );
+  });
+
+  it('moves on after the second dropped connection of one account', async () => {
+    await withUpstream(
+      (account, req, res) => {
+        if (account === 'a') return req.socket.destroy();
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"type":"message","content":[],"usage":{"input_tokens":1,"output_tokens":1}}');
+      },
+      async (h, hits) => {
+        const r = await callRouter(h, { session: 's' });
+        assert.equal(r.status, 200);
+        assert.equal(r.headers['x-claude-router-account'], 'b');
+        assert.deepEqual(hits, ['a', 'a', 'b']);
+      },
+    );
+  });
+
+  for (const [what, answer] of [
+    ['a token-counting 429', (res: http.ServerResponse) => res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '60' }).end('{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit for token counting"}}')],
+    ['a 403 page', (res: http.ServerResponse) => res.writeHead(403, { 'content-type': 'text/html' }).end('<html><body>Access denied</body></html>')],
+    ['a 401', (res: http.ServerResponse) => res.writeHead(401, { 'content-type': 'application/json' }).end('{"type":"error","error":{"type":"authentication_error","message":"OAuth authentication is currently not supported."}}')],
+  ] as const) {
+    it(`leaves every account usable for messages after ${what} to count_tokens, trying two accounts at most`, async () => {
+      let tokenCalls = 0;
+      await withUpstream(
+        (_a, req, res) => {
+          if (req.url?.startsWith('/v1/messages/count_tokens')) return answer(res);
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end('{"type":"message","content":[],"usage":{"input_tokens":1,"output_tokens":1}}');
+        },
+        async (h, hits) => {
+          const counted = await callRouter(h, { path: '/v1/messages/count_tokens?beta=true' });
+          assert.equal(counted.status, Number(what.match(/\d{3}/)![0]), 'the upstream answer is relayed');
+          assert.equal(hits.length, 2, 'two accounts tried, not the whole pool');
+          const st = await routerStatus(h);
+          for (const a of st.accounts) {
+            assert.equal(a.usable, true, `${a.label} stays usable`);
+            assert.equal(a.needsSignIn, false);
+          }
+          assert.equal(tokenCalls, 0, 'no token refresh for a count_tokens 401');
+          const served = await callRouter(h, { session: 's' });
+          assert.equal(served.status, 200);
+          assert.equal(hits.length, 3, 'messages went upstream at once');
+        },
+        {
+          accounts: ['a', 'b', 'c'].map((l) => ({ label: l, accessToken: `tok-${l}`, refreshToken: `rt-${l}`, expiresAt: Date.now() + 3_600_000 })),
+          token: (res) => {
+            tokenCalls++;
+            res.writeHead(500).end();
+          },
+        },
+      );
+    });
+  }
 
   it('reads an answer sent before the body was read: a 429 still cools the account, a 413 reaches the client', async () => {
     // Claude Code bodies run to megabytes; an upstream may refuse one from its head and close.
