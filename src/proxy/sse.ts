@@ -75,13 +75,35 @@ const CR = 0x0d;
  * glued to the router's own `event: error`. Linear in the input: a chunk with
  * a boundary is released without copying when nothing is held.
  */
+/**
+ * The most bytes the relay holds back from the client (16 MiB): one unfinished event, or the
+ * pings before the first content. Anthropic's events are small — content comes as many
+ * deltas — so an upstream that sends more without finishing an event is broken, and holding
+ * its bytes would grow without bound.
+ */
+export const MAX_HELD_BYTES = 16 * 1024 * 1024;
+
+/** Thrown by SseFramer.push when an unfinished event passes its limit. */
+export class SseEventTooLargeError extends Error {
+  constructor(limit: number) {
+    super(`an upstream event passed ${limit} bytes without ending`);
+  }
+}
+
 export class SseFramer {
   private held: Buffer[] = [];
+  private heldBytes = 0;
   /** The last two bytes held (-1 when fewer), however many chunks they came in. */
   private last = -1;
   private beforeLast = -1;
 
-  /** Bytes of the events this chunk completes (with any held bytes before them), or undefined. */
+  /** @param maxEventBytes the most bytes of one unfinished event held (default MAX_HELD_BYTES) */
+  constructor(private readonly maxEventBytes = MAX_HELD_BYTES) {}
+
+  /**
+   * Bytes of the events this chunk completes (with any held bytes before them), or undefined.
+   * @throws SseEventTooLargeError when the unfinished event held passes `maxEventBytes`
+   */
   push(chunk: Buffer): Buffer | undefined {
     let end = lastBoundaryEnd(chunk);
     if (end < 0 && this.held.length > 0) end = joinBoundaryEnd(this.beforeLast, this.last, chunk);
@@ -92,12 +114,15 @@ export class SseFramer {
     const head = end === chunk.length ? chunk : chunk.subarray(0, end);
     const out = this.held.length === 0 ? head : Buffer.concat([...this.held, head]);
     this.held = [];
+    this.heldBytes = 0;
     this.last = this.beforeLast = -1;
     if (end < chunk.length) this.hold(chunk.subarray(end));
     return out;
   }
 
   private hold(bytes: Buffer): void {
+    this.heldBytes += bytes.length;
+    if (this.heldBytes > this.maxEventBytes) throw new SseEventTooLargeError(this.maxEventBytes);
     this.held.push(bytes);
     if (bytes.length >= 2) this.beforeLast = bytes[bytes.length - 2];
     else if (bytes.length === 1) this.beforeLast = this.last;

@@ -11,7 +11,7 @@ import type { ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import type { DecisionOutcome, UsageRecord } from '../routing/decision';
 import { streamErrorType, usageFromEvent } from './answerUsage';
-import { eventData, forEachEvent, SseFramer, sseErrorFrame } from './sse';
+import { eventData, forEachEvent, MAX_HELD_BYTES, SseFramer, sseErrorFrame } from './sse';
 import type { ClientLink, StreamingBody } from './upstreamCall';
 
 /** What the relay asks of the attempt that runs it. */
@@ -39,6 +39,7 @@ export class StreamRelay implements StreamingBody {
   private readonly framer = new SseFramer();
   /** Whole events received before commit (pings), sent with the first content. */
   private readonly held: Buffer[] = [];
+  private heldBytes = 0;
   private committed = false;
   private sawStop = false;
   private sawError = false;
@@ -80,6 +81,8 @@ export class StreamRelay implements StreamingBody {
     forEachEvent(complete, this.watch);
     if (this.ended) return;
     if (!this.committed) {
+      this.heldBytes += complete.length;
+      if (this.heldBytes > MAX_HELD_BYTES) throw new Error(`the upstream sent over ${MAX_HELD_BYTES} bytes of pings before any content`);
       this.held.push(complete);
       return;
     }

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import fc from 'fast-check';
-import { eventData, forEachEvent, SseFramer, SseScanner } from '../../src/proxy/sse';
+import { eventData, forEachEvent, SseEventTooLargeError, SseFramer, SseScanner } from '../../src/proxy/sse';
 
 const eventArb = fc.record({
   event: fc.constantFrom('message_start', 'content_block_delta', 'ping', 'message_stop', 'error', 'ünïcode'),
@@ -55,6 +55,17 @@ function assertScansLikeStringScanner(text: string, cuts: number[], label?: stri
 }
 
 describe('SSE framing and scanning', () => {
+  it('refuses to hold an unfinished event past its limit, and counts afresh after each finished one', () => {
+    const framer = new SseFramer(100);
+    // Finished events release what was held: 90 bytes at a time never reach the limit.
+    for (let i = 0; i < 5; i++) {
+      assert.equal(framer.push(Buffer.from(`data: ${'x'.repeat(80)}`)), undefined);
+      assert.ok(framer.push(Buffer.from('\n\n')));
+    }
+    framer.push(Buffer.from(`data: ${'x'.repeat(60)}`));
+    assert.throws(() => framer.push(Buffer.from('y'.repeat(60))), SseEventTooLargeError);
+  });
+
   it('the byte-level scanner reads the same events as the string scanner, however the bytes are chunked', () => {
     fc.assert(
       fc.property(fc.array(eventArb, { maxLength: 12 }), fc.array(fc.integer({ min: 1, max: 40 }), { maxLength: 30 }), (events, cuts) => {

@@ -118,6 +118,44 @@ describe('upstream faults beyond the fake upstream', () => {
     );
   });
 
+  it('holds no more than 16 MiB of an event that never ends: before content it moves on, after content it ends the stream', async () => {
+    const endless = (res: http.ServerResponse, first: string) => {
+      res.writeHead(200, SSE);
+      res.write(first);
+      const line = Buffer.alloc(1 << 20, 'x');
+      let sent = 0;
+      const more = () => {
+        while (sent < 20 && !res.destroyed && res.write(line)) sent++;
+        if (sent < 20 && !res.destroyed) res.once('drain', more);
+      };
+      res.write('event: content_block_delta\ndata: ');
+      more();
+    };
+    await withUpstream(
+      (account, _req, res) => {
+        if (account === 'a') return endless(res, '');
+        res.writeHead(200, SSE);
+        res.end(`${start}event: message_stop\ndata: {"type":"message_stop"}\n\n`);
+      },
+      async (h) => {
+        const r = await callRouter(h, { body: messagesBody({ stream: true }) });
+        assert.equal(r.status, 200);
+        assert.equal(r.headers['x-claude-router-account'], 'b');
+        assert.deepEqual(r.events, ['message_start', 'message_stop']);
+      },
+    );
+    await withUpstream(
+      (_a, _req, res) => endless(res, start),
+      async (h) => {
+        const r = await callRouter(h, { body: messagesBody({ stream: true }) });
+        assert.equal(r.status, 200);
+        assert.deepEqual(r.events, ['message_start', 'error']);
+        assert.ok(r.text.length < 4096, `the unfinished event was not relayed (${r.text.length} bytes)`);
+        assert.equal((await routerStatus(h)).inflight, 0);
+      },
+    );
+  });
+
   it('tries a connection dropped before any answer once more on the same account, keeping the session where it is', async () => {
     let dropped = 0;
     await withUpstream(
