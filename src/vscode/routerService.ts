@@ -10,7 +10,7 @@ import { mkdtempSync } from 'node:fs';
 import * as os from 'node:os';
 import * as vscode from 'vscode';
 import { randomBytes } from 'node:crypto';
-import { MemoryCredentialStore } from '../accounts/fileCredentialStore';
+import { MemoryCredentialStore } from '../accounts/memoryCredentialStore';
 import { oauthRefresher } from '../accounts/oauth';
 import { TokenManager } from '../accounts/tokenManager';
 import { UsagePoller } from '../accounts/usagePoller';

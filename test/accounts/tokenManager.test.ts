@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { MemoryCredentialStore } from '../../src/accounts/fileCredentialStore';
+import { MemoryCredentialStore } from '../../src/accounts/memoryCredentialStore';
 import { TokenManager } from '../../src/accounts/tokenManager';
 import type { TokenRefresher } from '../../src/accounts/oauth';
 
