@@ -20,8 +20,11 @@ export function seedFingerprint(c: SeedCredential): string {
   return createHash('sha256').update(`${c.accessToken}\n${c.refreshToken ?? ''}`).digest('hex').slice(0, 32);
 }
 
-/** Writes seeds that are new or changed; returns the labels written. */
-export async function seedCredentials(store: CredentialStore, seeds: readonly SeedCredential[]): Promise<string[]> {
+/**
+ * Writes seeds that are new or changed; returns the labels written.
+ * @param now clock, epoch ms: a written seed counts as issued now (a new sign-in)
+ */
+export async function seedCredentials(store: CredentialStore, seeds: readonly SeedCredential[], now: () => number = Date.now): Promise<string[]> {
   const written: string[] = [];
   for (const seed of seeds) {
     const fp = seedFingerprint(seed);
@@ -31,6 +34,7 @@ export async function seedCredentials(store: CredentialStore, seeds: readonly Se
       accessToken: seed.accessToken,
       refreshToken: seed.refreshToken,
       expiresAtMs: seed.expiresAtMs,
+      issuedAtMs: now(),
       seedFingerprint: fp,
     };
     await store.set(seed.label, next);

@@ -2,10 +2,17 @@
  * Access tokens for every account, with single-flight refresh.
  *
  * Rules (anthropic-wire.md §5): one refresh in flight per account, shared by
- * every caller; re-read the store before refreshing and adopt a newer token;
- * persist the new pair before any waiter uses it; keep the old refresh token
- * when none is returned; `invalid_grant` on a superseded token is a race, not
- * a dead account. A failed refresh never deletes a stored credential.
+ * every caller; re-read the store before refreshing and adopt a newer pair;
+ * try to persist the new pair before any waiter uses it; keep the old refresh
+ * token when none is returned; `invalid_grant` on a superseded token is a race,
+ * not a dead account. A failed refresh never deletes a stored credential.
+ *
+ * Once the token endpoint has rotated a pair, the old refresh token is spent and
+ * the new pair may exist nowhere but here. So the pair we hold stays authoritative
+ * over any stored pair that is older (see `isOlder`): a save that failed is retried
+ * (SAVE_RETRY_MIN_MS doubling to SAVE_RETRY_MAX_MS) while the pair is used, and a
+ * stored pair written back by a stale writer (another process or window) is never
+ * adopted, so the next refresh always uses the newest refresh token we hold.
  */
 import type { CredentialStore, Credentials } from './types';
 import { RefreshError, type TokenRefresher } from './oauth';
@@ -14,18 +21,51 @@ import { RefreshError, type TokenRefresher } from './oauth';
 export const REFRESH_SKEW_MS = 5 * 60_000;
 /** After a failed proactive refresh, wait this long before the next one (ms). */
 export const REFRESH_BACKOFF_MS = 60_000;
+/** First retry of a rotated pair whose save failed (ms); each further retry waits twice as long. */
+export const SAVE_RETRY_MIN_MS = 1_000;
+/** Longest wait between two retries of a failed save (ms). */
+export const SAVE_RETRY_MAX_MS = 60_000;
+
+/** One failed attempt to store a rotated pair. The pair is in use from memory; the save is retried. */
+export interface SaveFailure {
+  label: string;
+  /** Failed attempts so far for this pair, from 1. */
+  attempt: number;
+  /** The store's error, token-free: its message, first line, with anything shaped like a token cut. */
+  reason: string;
+  /** Time until the next attempt, ms (a refresh before then stores its newer pair itself). */
+  retryInMs: number;
+}
+
+/** What a TokenManager reports to its owner, which logs it (it never receives token text). */
+export interface TokenManagerEvents {
+  /** Each failed attempt to store a rotated pair. */
+  saveFailed?(failure: SaveFailure): void;
+  /** A pair whose save had failed `failedAttempts` times is stored now. */
+  saved?(label: string, failedAttempts: number): void;
+}
 
 export class TokenManager {
   private readonly refreshing = new Map<string, Promise<Credentials>>();
-  /** Last credentials seen per account; the hot path reads this, refreshes re-read the store. */
-  private readonly cache = new Map<string, Credentials>();
+  /** The newest pair we hold per account: the hot path reads this, refreshes reconcile it with the store. */
+  private readonly held = new Map<string, Credentials>();
+  /** Accounts whose held pair is checked against the store before its next use (`invalidate`). */
+  private readonly recheck = new Set<string>();
+  /** Accounts whose held pair is not stored yet: failed attempts and the pending retry. */
+  private readonly unsaved = new Map<string, { attempts: number; timer?: NodeJS.Timeout }>();
   /** When the last proactive refresh of an account failed, epoch ms. */
   private readonly failedAt = new Map<string, number>();
 
+  /**
+   * @param store where pairs are kept; it may reject (full disk, locked file): see `events.saveFailed`
+   * @param now clock, epoch ms
+   * @param events failed and recovered saves, for the owner's log
+   */
   constructor(
     private readonly store: CredentialStore,
     private readonly refresher: TokenRefresher,
     private readonly now: () => number = Date.now,
+    private readonly events: TokenManagerEvents = {},
   ) {}
 
   /**
@@ -37,92 +77,196 @@ export class TokenManager {
    * @throws RefreshError('no_refresh_token') when the account has no credentials at all
    */
   async current(label: string): Promise<Credentials> {
-    let stored = this.cache.get(label);
-    if (!stored) {
-      stored = await this.store.get(label);
-      if (stored) this.cache.set(label, stored);
-    }
-    if (!stored) throw new RefreshError('no_refresh_token', `account ${label} has no credentials`);
+    const held = this.recheck.has(label) ? undefined : this.held.get(label);
+    const creds = held ?? this.reconcile(label, await this.store.get(label));
     const now = this.now();
-    if (lastsBeyondSkew(stored, now)) return stored;
-    if (stored.expiresAtMs! <= now) return this.refresh(label, stored.accessToken); // defined: lastsBeyondSkew was false
+    if (lastsBeyondSkew(creds, now)) return creds;
+    if (creds.expiresAtMs! <= now) return this.refresh(label, creds.accessToken); // defined: lastsBeyondSkew was false
     if (now - (this.failedAt.get(label) ?? -Infinity) >= REFRESH_BACKOFF_MS) {
-      this.refresh(label, stored.accessToken).then(
+      this.refresh(label, creds.accessToken).then(
         () => this.failedAt.delete(label),
         () => this.failedAt.set(label, this.now()),
       );
     }
-    return stored;
+    return creds;
   }
 
   /**
-   * The credentials `current` would resolve to at once — cached and not due for a refresh —
-   * without a promise (the common case on the request path); undefined when `current` has
-   * work to do (not cached yet, expiring or expired).
+   * The credentials `current` would resolve to at once — held, checked and not due for a
+   * refresh — without a promise (the common case on the request path); undefined when
+   * `current` has work to do (not read yet, to be rechecked, expiring or expired).
    */
   ready(label: string): Credentials | undefined {
-    const stored = this.cache.get(label);
-    return stored && lastsBeyondSkew(stored, this.now()) ? stored : undefined;
+    const held = this.recheck.has(label) ? undefined : this.held.get(label);
+    return held && lastsBeyondSkew(held, this.now()) ? held : undefined;
   }
 
   /**
    * Refreshes after `rejectedAccessToken` was refused (or is expiring).
    * Concurrent callers share one refresh. Resolves to credentials whose access
-   * token differs from the rejected one.
+   * token differs from the rejected one; a rotated pair that could not be stored
+   * still resolves (it is held and its save retried, see `events.saveFailed`).
    * @throws RefreshError — `invalid_grant` / `no_refresh_token` mean a person must sign in again
    */
   refresh(label: string, rejectedAccessToken: string): Promise<Credentials> {
     const pending = this.refreshing.get(label);
     if (pending) return pending;
-    const run = this.doRefresh(label, rejectedAccessToken)
-      .then((c) => {
-        this.cache.set(label, c);
-        return c;
-      })
-      .finally(() => this.refreshing.delete(label));
+    const run = this.doRefresh(label, rejectedAccessToken).finally(() => this.refreshing.delete(label));
     this.refreshing.set(label, run);
     return run;
   }
 
-  /** Forgets the cached credentials of one account (or all): the store changed underneath. */
+  /**
+   * The store changed underneath (one account, or all): check it before the next use. The
+   * held pairs are kept, so a stale pair in the store never replaces a newer one held here.
+   */
   invalidate(label?: string): void {
-    if (label === undefined) this.cache.clear();
-    else this.cache.delete(label);
+    if (label !== undefined) this.recheck.add(label);
+    else for (const l of this.held.keys()) this.recheck.add(l);
   }
 
   private async doRefresh(label: string, rejectedAccessToken: string): Promise<Credentials> {
-    const stored = await this.store.get(label);
-    if (!stored) throw new RefreshError('no_refresh_token', `account ${label} has no credentials`);
-    // Someone (another request, window or process) already rotated it: adopt theirs.
-    if (stored.accessToken !== rejectedAccessToken) return stored;
-    if (!stored.refreshToken) throw new RefreshError('no_refresh_token', `account ${label} has no refresh token`);
+    const base = this.reconcile(label, await this.store.get(label));
+    // Someone (another request, window or process) already rotated it, or we hold a newer pair
+    // than the rejected one: use that.
+    if (base.accessToken !== rejectedAccessToken) return base;
+    if (!base.refreshToken) throw new RefreshError('no_refresh_token', `account ${label} has no refresh token`);
     let grant;
     try {
-      grant = await this.refresher(stored.refreshToken);
+      grant = await this.refresher(base.refreshToken);
     } catch (err) {
       if (err instanceof RefreshError && err.failure === 'invalid_grant') {
+        // Lost a race, not dead: or our lineage is dead and the store's pair is all that is left.
         const latest = await this.store.get(label);
-        if (latest && latest.refreshToken !== stored.refreshToken) return latest; // lost a race, not dead
+        if (latest && latest.refreshToken !== base.refreshToken) return this.adopt(label, latest);
       }
       throw err;
     }
     // The account may have been removed, or signed in again, while the refresh ran: never
     // bring back a deleted token or overwrite newer credentials with this older lineage.
     const latest = await this.store.get(label);
-    if (!latest) throw new RefreshError('no_refresh_token', `account ${label} was removed`);
-    if (latest.refreshToken !== stored.refreshToken || latest.accessToken !== stored.accessToken) return latest;
+    if (!latest) {
+      this.forget(label);
+      throw new RefreshError('no_refresh_token', `account ${label} was removed`);
+    }
+    const changed = latest.refreshToken !== base.refreshToken || latest.accessToken !== base.accessToken;
+    if (changed && !isOlder(latest, base)) return this.adopt(label, latest);
     const next: Credentials = {
-      ...stored,
+      ...base,
       accessToken: grant.accessToken,
-      refreshToken: grant.refreshToken ?? stored.refreshToken,
+      refreshToken: grant.refreshToken ?? base.refreshToken,
       expiresAtMs: grant.expiresAtMs,
+      issuedAtMs: this.now(),
     };
-    await this.store.set(label, next);
+    // Held before the save: base's refresh token is spent, so `next` must outlive a failed save.
+    this.held.set(label, next);
+    await this.save(label, next);
     return next;
   }
+
+  /**
+   * The pair to use, given what the store holds now: ours when the store's is older
+   * (a save is pending, or a stale writer put an old pair back), else the store's.
+   * @throws RefreshError('no_refresh_token') when the store has nothing: the account was removed
+   */
+  private reconcile(label: string, stored: Credentials | undefined): Credentials {
+    if (!stored) {
+      this.forget(label);
+      throw new RefreshError('no_refresh_token', `account ${label} has no credentials`);
+    }
+    const held = this.held.get(label);
+    if (held && isOlder(stored, held)) {
+      this.recheck.delete(label);
+      return held;
+    }
+    return this.adopt(label, stored);
+  }
+
+  /** Takes the store's pair as the newest: a pending save of an older pair of ours is dropped. */
+  private adopt(label: string, stored: Credentials): Credentials {
+    this.held.set(label, stored);
+    this.recheck.delete(label);
+    this.settle(label);
+    return stored;
+  }
+
+  /** The account is gone from the store (removed by a person): hold nothing for it. */
+  private forget(label: string): void {
+    this.held.delete(label);
+    this.recheck.delete(label);
+    this.settle(label);
+  }
+
+  /** No save of this account is pending any more. */
+  private settle(label: string): void {
+    clearTimeout(this.unsaved.get(label)?.timer);
+    this.unsaved.delete(label);
+  }
+
+  /** Stores a held pair; never rejects: a failure is reported and retried with backoff. */
+  private async save(label: string, creds: Credentials): Promise<void> {
+    try {
+      await this.store.set(label, creds);
+    } catch (err) {
+      // A pair superseded while its save ran is not retried: the newer one is saved on its own.
+      if (this.held.get(label) === creds) this.saveFailed(label, err);
+      return;
+    }
+    const entry = this.unsaved.get(label);
+    if (entry && this.held.get(label) === creds) {
+      this.settle(label);
+      this.events.saved?.(label, entry.attempts);
+    }
+  }
+
+  private saveFailed(label: string, err: unknown): void {
+    const entry = this.unsaved.get(label) ?? { attempts: 0 };
+    entry.attempts++;
+    const retryInMs = Math.min(SAVE_RETRY_MIN_MS * 2 ** (entry.attempts - 1), SAVE_RETRY_MAX_MS);
+    clearTimeout(entry.timer);
+    // Unref'd: a pending retry never keeps a CLI process alive (the held pair dies with it anyway).
+    entry.timer = setTimeout(() => void this.retrySave(label), retryInMs).unref();
+    this.unsaved.set(label, entry);
+    this.events.saveFailed?.({ label, attempt: entry.attempts, reason: tokenFree(err), retryInMs });
+  }
+
+  private async retrySave(label: string): Promise<void> {
+    // A refresh in flight stores a newer pair itself; wait for it so an older pair never lands last.
+    await this.refreshing.get(label)?.catch(() => undefined);
+    if (!this.unsaved.has(label)) return;
+    let stored: Credentials | undefined;
+    try {
+      stored = await this.store.get(label);
+    } catch (err) {
+      return this.saveFailed(label, err);
+    }
+    if (!stored) return this.forget(label); // removed by a person meanwhile
+    // A sign-in stored meanwhile is newer than our pair: reconcile adopts it rather than overwrite it.
+    const creds = this.reconcile(label, stored);
+    if (this.unsaved.has(label)) await this.save(label, creds);
+  }
+}
+
+/**
+ * Whether `stored` belongs to an older generation than `held`, the pair we hold: it was issued
+ * before it, or carries no `issuedAtMs` at all (written before this version stamped pairs, so
+ * before anything we stamped). Only a held pair with a refresh token is protected, since only
+ * its lineage can be lost; a held pair without `issuedAtMs` cannot be ordered, so the store wins
+ * as it always did. When we keep ours wrongly (say an older version of the router stored a fresh
+ * sign-in unstamped) nothing is lost: if ours is dead, `invalid_grant` adopts the store's.
+ */
+function isOlder(stored: Credentials, held: Credentials): boolean {
+  if (!held.refreshToken || held.issuedAtMs === undefined) return false;
+  return stored.issuedAtMs === undefined || stored.issuedAtMs < held.issuedAtMs;
 }
 
 /** Needs no refresh at `now`: no refresh token to use, no known expiry, or more than REFRESH_SKEW_MS left. */
 function lastsBeyondSkew(c: Credentials, now: number): boolean {
   return !c.refreshToken || c.expiresAtMs === undefined || c.expiresAtMs - now >= REFRESH_SKEW_MS;
+}
+
+/** A store error for a log line: its first line, with anything shaped like a token cut (stores never put one there, but a log is no place to trust that). */
+function tokenFree(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  return message.split('\n')[0].replace(/sk-ant-[A-Za-z0-9_-]+/g, 'sk-ant-***');
 }

@@ -24,16 +24,25 @@ export interface Credentials {
   refreshToken?: string;
   /** When the access token expires, epoch ms; undefined when unknown (long-lived). */
   expiresAtMs?: number;
+  /**
+   * When this pair entered the router (a sign-in, import, config seed or refresh), epoch ms
+   * on this machine's clock; undefined on pairs stored by versions that did not stamp it.
+   * It orders the pairs of one account: a pair issued earlier never replaces a later one
+   * held in memory (see TokenManager), whatever a stale writer puts back in the store.
+   */
+  issuedAtMs?: number;
   /** Fingerprint of the config file's copy this credential was seeded from (see seedCredentials). */
   seedFingerprint?: string;
 }
 
 /**
  * Where credentials are kept. Implementations must write atomically: a reader
- * sees the old pair or the new pair, never half of one.
+ * sees the old pair or the new pair, never half of one; and a write of one
+ * account never undoes a concurrent write of another (not even from another process).
  */
 export interface CredentialStore {
   get(label: string): Promise<Credentials | undefined>;
+  /** Stores one account's pair. Rejects when it cannot (full disk, no permission, locked): nothing was written then. */
   set(label: string, credentials: Credentials): Promise<void>;
   delete(label: string): Promise<void>;
   labels(): Promise<string[]>;

@@ -16,7 +16,7 @@ import { camelToKebab } from '../config/keys';
 import { watchConfigFile, type ConfigWatcher } from '../config/watch';
 import { DecisionLog } from '../proxy/decisionLog';
 import { RouterEngine, type RuntimeConfig } from '../proxy/engine';
-import type { Logger } from '../proxy/log';
+import { tokenSaveLog, type Logger } from '../proxy/log';
 import { RouterState } from '../proxy/routerState';
 import { listen, type ProxyServer } from '../proxy/server';
 import { persistState, type StatePersistence } from '../proxy/statePersistence';
@@ -96,7 +96,7 @@ export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
 
   const runtimeFor = async (c: ConfigInput): Promise<RuntimeConfig> => {
     const { accounts, seeds } = await resolveAccounts(c, registry);
-    const seeded = await seedCredentials(store, seeds);
+    const seeded = await seedCredentials(store, seeds, now);
     if (seeded.length) log.info(`accounts: stored credentials from the config file for ${seeded.join(', ')}`);
     // New credentials from the file lift a sign-in flag (the state may not exist yet at start).
     for (const label of seeded) stateRef?.clearNeedsSignIn(label);
@@ -117,7 +117,7 @@ export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
   for (const label of pendingSeeded) state.clearNeedsSignIn(label);
   stateRef = state;
   const decisions = new DecisionLog({ dir: stateDir, now, onError: (e) => log.warn(`decision log: ${e.message}`) });
-  const tokens = new TokenManager(store, oauthRefresher(config.upstream?.tokenUrl ?? DEFAULT_SERVER_SETTINGS.tokenUrl, now), now);
+  const tokens = new TokenManager(store, oauthRefresher(config.upstream?.tokenUrl ?? DEFAULT_SERVER_SETTINGS.tokenUrl, now), now, tokenSaveLog(log));
   const engine = new RouterEngine({
     config: runtime,
     state,

@@ -3,6 +3,8 @@
  * stderr; the extension to a LogOutputChannel. Messages never carry tokens:
  * callers pass labels and request ids, never credentials.
  */
+import type { TokenManagerEvents } from '../accounts/tokenManager';
+
 export interface Logger {
   debug(message: string): void;
   info(message: string): void;
@@ -25,3 +27,19 @@ export function streamLogger(write: (line: string) => void, level: LogLevel = 'i
 
 /** A logger that drops everything (tests). */
 export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {}, debugEnabled: () => false };
+
+/**
+ * Log lines for a TokenManager's saves (its `events`): a rotated token pair that could not be
+ * stored is in use from memory and retried, so it is a warning, not a failed request; the line
+ * says what a restart would cost. Labels and the store's token-free reason only.
+ */
+export function tokenSaveLog(log: Logger): TokenManagerEvents {
+  return {
+    saveFailed: ({ label, attempt, reason, retryInMs }) =>
+      log.warn(
+        `account ${label}: the refreshed token could not be saved (attempt ${attempt}: ${reason}); it is in use from memory, ` +
+          `next try in ${Math.round(retryInMs / 1000)} s. Until it is saved, stopping the router means signing this account in again.`,
+      ),
+    saved: (label, failedAttempts) => log.info(`account ${label}: the refreshed token is saved now (after ${failedAttempts} failed attempt${failedAttempts === 1 ? '' : 's'})`),
+  };
+}

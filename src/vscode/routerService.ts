@@ -21,7 +21,7 @@ import { policyFromSettings, ROUTING_SETTING_KEYS } from '../config/settingsPoli
 import { DEMO_ACCOUNTS, startFakeUpstream, type FakeUpstream } from '../sim';
 import { DecisionLog } from '../proxy/decisionLog';
 import { RouterEngine, type RuntimeConfig } from '../proxy/engine';
-import type { Logger } from '../proxy/log';
+import { tokenSaveLog, type Logger } from '../proxy/log';
 import { RouterState } from '../proxy/routerState';
 import { SharedProxy, type ProxyRole } from '../proxy/sharedProxy';
 import { persistState, type StatePersistence } from '../proxy/statePersistence';
@@ -225,7 +225,7 @@ export class RouterService {
     const { restored, saver } = persistState(state, path.join(dir, 'router-state.json'));
     if (restored) this.log.info('state: restored bindings, cooldowns and quota snapshots');
     const decisions = new DecisionLog({ dir, onError: (e) => this.log.warn(`decision log: ${e.message}`) });
-    const tokens = new TokenManager(this.store, oauthRefresher(this.hostSettings().tokenUrl));
+    const tokens = new TokenManager(this.store, oauthRefresher(this.hostSettings().tokenUrl), Date.now, tokenSaveLog(this.log));
     const engine = new RouterEngine({ config, state, tokens, decisions, log: this.log, clientKey: this.clientKey, sources });
     if (this.lastSettingsError) engine.reportReloadError(this.lastSettingsError);
     const poller = this.pollerFor(engine, tokens, state);

@@ -1,7 +1,10 @@
 import { strict as assert } from 'node:assert';
 import { MemoryCredentialStore } from '../../src/accounts/memoryCredentialStore';
-import { TokenManager } from '../../src/accounts/tokenManager';
-import type { TokenRefresher } from '../../src/accounts/oauth';
+import { TokenManager, type SaveFailure } from '../../src/accounts/tokenManager';
+import { RefreshError, type TokenRefresher } from '../../src/accounts/oauth';
+import type { Credentials } from '../../src/accounts/types';
+import { TokenRegistry } from '../../src/sim/oauth';
+import { eventually } from '../support/routerHarness';
 
 /** A refresher the test releases by hand. */
 function gatedRefresher() {
@@ -82,5 +85,116 @@ describe('TokenManager.ready (the request path without a promise)', () => {
     await tokens.current('open');
     assert.equal(tokens.ready('key')?.accessToken, 'sk-ant-oat01-long-lived');
     assert.equal(tokens.ready('open')?.accessToken, 'sk-ant-oat01-open');
+  });
+});
+
+/**
+ * The token endpoint as Anthropic runs it (the sim's registry): every refresh rotates both
+ * tokens, and a spent refresh token gets `invalid_grant`.
+ */
+function rotatingEndpoint() {
+  const registry = new TokenRegistry();
+  registry.add('a', 'sk-ant-oat01-gen0', 'sk-ant-ort01-gen0', false, 8 * 3_600_000, Date.now());
+  const refresher: TokenRefresher = async (refreshToken) => {
+    const r = registry.refreshGrant(refreshToken, Date.now());
+    if (!r) throw new RefreshError('invalid_grant', 'token refresh failed: invalid_grant');
+    return { accessToken: r.grant.access_token, refreshToken: r.grant.refresh_token, expiresAtMs: Date.now() + r.grant.expires_in * 1000 };
+  };
+  /** Whether the API would take this access token now. */
+  const accepts = (accessToken: string) => registry.checkAccess(accessToken, Date.now(), true).ok;
+  return { registry, refresher, accepts };
+}
+
+/** A memory store whose writes fail while `failing` (or for the next `failNext` writes), like a full disk. */
+class FlakyStore extends MemoryCredentialStore {
+  failing = false;
+  failNext = 0;
+  override async set(label: string, credentials: Credentials) {
+    if (this.failing || this.failNext > 0) {
+      this.failNext = Math.max(0, this.failNext - 1);
+      throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+    }
+    return super.set(label, credentials);
+  }
+}
+
+/** An expired gen0 pair, as the store holds it before the first refresh. */
+const gen0: Credentials = { accessToken: 'sk-ant-oat01-gen0', refreshToken: 'sk-ant-ort01-gen0', expiresAtMs: Date.now() - 1000, issuedAtMs: Date.now() - 3_600_000 };
+
+describe('TokenManager keeps a rotated pair it could not save', () => {
+  it('uses the new pair at once, saves it on retry, and the next refresh spends the new refresh token', async () => {
+    const api = rotatingEndpoint();
+    const store = new FlakyStore();
+    await store.set('a', gen0);
+    const failures: SaveFailure[] = [];
+    const saved: number[] = [];
+    const tokens = new TokenManager(store, api.refresher, Date.now, { saveFailed: (f) => failures.push(f), saved: (_l, n) => saved.push(n) });
+    store.failNext = 1;
+
+    const first = await tokens.current('a'); // expired: waits for the refresh, whose save fails
+    assert.ok(api.accepts(first.accessToken), 'the request goes out with the rotated access token');
+    assert.equal(tokens.ready('a')?.accessToken, first.accessToken);
+    assert.equal(failures.length, 1);
+    assert.equal(failures[0].attempt, 1);
+    assert.match(failures[0].reason, /ENOSPC/);
+    assert.doesNotMatch(JSON.stringify(failures), /sk-ant-o/, 'no token text is reported');
+
+    await eventually(async () => (await store.get('a'))?.refreshToken === first.refreshToken, 3000, 'the retried save');
+    assert.deepEqual(saved, [1]);
+
+    const second = await tokens.refresh('a', first.accessToken);
+    assert.ok(api.accepts(second.accessToken), 'refreshed with the rotated refresh token, not the spent one');
+    assert.equal((await store.get('a'))?.refreshToken, second.refreshToken);
+  });
+
+  it('while saves keep failing, refreshes spend the refresh token held in memory and the stored pair is never deleted', async () => {
+    const api = rotatingEndpoint();
+    const store = new FlakyStore();
+    await store.set('a', gen0);
+    let failures = 0;
+    const tokens = new TokenManager(store, api.refresher, Date.now, { saveFailed: () => failures++ });
+    store.failing = true;
+
+    const first = await tokens.current('a');
+    tokens.invalidate(); // a config reload re-reads the store, which still has the spent gen0 pair
+    assert.equal((await tokens.current('a')).accessToken, first.accessToken, 'the held pair wins over the older stored one');
+    const second = await tokens.refresh('a', first.accessToken);
+    assert.ok(api.accepts(second.accessToken));
+    assert.equal(api.registry.refreshCount('a'), 2);
+    assert.equal(failures, 2);
+    assert.equal((await store.get('a'))?.refreshToken, gen0.refreshToken, 'the old pair stays until a save lands');
+  });
+});
+
+describe('TokenManager never adopts a stored pair older than the one it holds', () => {
+  it('refreshes with the held refresh token when a stale writer put the spent pair back', async () => {
+    const api = rotatingEndpoint();
+    const store = new MemoryCredentialStore();
+    await store.set('a', gen0);
+    const tokens = new TokenManager(store, api.refresher);
+    const first = await tokens.current('a');
+    assert.equal((await store.get('a'))?.refreshToken, first.refreshToken);
+    // Another process (or VS Code window) that read the file before the rotation writes it back.
+    await store.set('a', gen0);
+    tokens.invalidate(); // a config reload (or VS Code's secret change event) re-reads the store
+    assert.equal((await tokens.current('a')).accessToken, first.accessToken);
+    api.registry.expire('a'); // hours later the access token stops working: the request gets a 401
+    const next = await tokens.refresh('a', first.accessToken);
+    assert.ok(api.accepts(next.accessToken), 'not the spent gen0 pair from the store');
+    assert.equal((await store.get('a'))?.refreshToken, next.refreshToken, 'the store is right again');
+  });
+
+  it('adopts a sign-in stored after its pair (another window or `accounts add`)', async () => {
+    const api = rotatingEndpoint();
+    const store = new MemoryCredentialStore();
+    await store.set('a', gen0);
+    const tokens = new TokenManager(store, api.refresher);
+    const first = await tokens.current('a');
+    const login = api.registry.codeGrant('sim-code-a', Date.now())!.grant;
+    await store.set('a', { accessToken: login.access_token, refreshToken: login.refresh_token, expiresAtMs: Date.now() + 3_600_000, issuedAtMs: Date.now() + 1 });
+    tokens.invalidate('a');
+    assert.equal((await tokens.current('a')).accessToken, login.access_token);
+    assert.equal((await tokens.refresh('a', first.accessToken)).accessToken, login.access_token);
+    assert.equal(api.registry.refreshCount('a'), 1, 'no refresh spent on the old lineage');
   });
 });
