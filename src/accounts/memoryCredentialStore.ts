@@ -1,11 +1,11 @@
 /**
- * A credential store held in memory (tests, the demo). Apart from the file store so the
- * extension, which keeps real tokens in SecretStorage, never loads the file lock library
- * (it hooks process signals and patches `fs` in the shared extension host).
+ * Kept apart from the file store so the extension, which keeps real tokens in SecretStorage,
+ * never loads the file lock library (it hooks process signals and patches `fs` in the shared
+ * extension host).
  */
 import type { CredentialStore, Credentials } from './types';
 
-/** A store held in memory (tests, the demo). */
+/** A credential store held in memory (tests, the demo). */
 export class MemoryCredentialStore implements CredentialStore {
   private readonly map = new Map<string, Credentials>();
   async get(label: string) {

@@ -20,11 +20,8 @@ export function seedFingerprint(c: SeedCredential): string {
   return createHash('sha256').update(`${c.accessToken}\n${c.refreshToken ?? ''}`).digest('hex').slice(0, 32);
 }
 
-/**
- * Writes seeds that are new or changed; returns the labels written.
- * @param now clock, epoch ms: a written seed counts as issued now (a new sign-in)
- */
-export async function seedCredentials(store: CredentialStore, seeds: readonly SeedCredential[], now: () => number = Date.now): Promise<string[]> {
+/** Writes seeds that are new or changed; returns the labels written. */
+export async function seedCredentials(store: CredentialStore, seeds: readonly SeedCredential[]): Promise<string[]> {
   const written: string[] = [];
   for (const seed of seeds) {
     const fp = seedFingerprint(seed);
@@ -34,7 +31,6 @@ export async function seedCredentials(store: CredentialStore, seeds: readonly Se
       accessToken: seed.accessToken,
       refreshToken: seed.refreshToken,
       expiresAtMs: seed.expiresAtMs,
-      issuedAtMs: now(),
       seedFingerprint: fp,
     };
     await store.set(seed.label, next);

@@ -9,10 +9,11 @@
  *
  * Once the token endpoint has rotated a pair, the old refresh token is spent and
  * the new pair may exist nowhere but here. So the pair we hold stays authoritative
- * over any stored pair that is older (see `isOlder`): a save that failed is retried
- * (SAVE_RETRY_MIN_MS doubling to SAVE_RETRY_MAX_MS) while the pair is used, and a
- * stored pair written back by a stale writer (another process or window) is never
- * adopted, so the next refresh always uses the newest refresh token we hold.
+ * over a stored pair we held before and rotated away (see `isStale`): a save that
+ * failed is retried (SAVE_RETRY_MIN_MS doubling to SAVE_RETRY_MAX_MS) while the pair
+ * is used, and such a pair written back by a stale writer (another process or window)
+ * is never adopted, so the next refresh always uses the newest refresh token we hold.
+ * A pair we never held — a sign-in, an import, another process's rotation — is adopted.
  */
 import type { CredentialStore, Credentials } from './types';
 import { RefreshError, type TokenRefresher } from './oauth';
@@ -25,6 +26,8 @@ export const REFRESH_BACKOFF_MS = 60_000;
 export const SAVE_RETRY_MIN_MS = 1_000;
 /** Longest wait between two retries of a failed save (ms). */
 export const SAVE_RETRY_MAX_MS = 60_000;
+/** Refresh tokens remembered per account (a day of rotations and more): a stored pair carrying one of them is stale. */
+const LINEAGE_MAX = 32;
 
 /** One failed attempt to store a rotated pair. The pair is in use from memory; the save is retried. */
 export interface SaveFailure {
@@ -49,6 +52,8 @@ export class TokenManager {
   private readonly refreshing = new Map<string, Promise<Credentials>>();
   /** The newest pair we hold per account: the hot path reads this, refreshes reconcile it with the store. */
   private readonly held = new Map<string, Credentials>();
+  /** The refresh tokens each account's held pairs carried, oldest first (at most LINEAGE_MAX): see `isStale`. */
+  private readonly lineage = new Map<string, string[]>();
   /** Accounts whose held pair is checked against the store before its next use (`invalidate`). */
   private readonly recheck = new Set<string>();
   /** Accounts whose held pair is not stored yet: failed attempts and the pending retry. */
@@ -77,8 +82,7 @@ export class TokenManager {
    * @throws RefreshError('no_refresh_token') when the account has no credentials at all
    */
   async current(label: string): Promise<Credentials> {
-    const held = this.recheck.has(label) ? undefined : this.held.get(label);
-    const creds = held ?? this.reconcile(label, await this.store.get(label));
+    const creds = this.checked(label) ?? this.reconcile(label, await this.store.get(label));
     const now = this.now();
     if (lastsBeyondSkew(creds, now)) return creds;
     if (creds.expiresAtMs! <= now) return this.refresh(label, creds.accessToken); // defined: lastsBeyondSkew was false
@@ -97,8 +101,13 @@ export class TokenManager {
    * `current` has work to do (not read yet, to be rechecked, expiring or expired).
    */
   ready(label: string): Credentials | undefined {
-    const held = this.recheck.has(label) ? undefined : this.held.get(label);
+    const held = this.checked(label);
     return held && lastsBeyondSkew(held, this.now()) ? held : undefined;
+  }
+
+  /** The held pair, unless the store must be checked first (`invalidate`). */
+  private checked(label: string): Credentials | undefined {
+    return this.recheck.has(label) ? undefined : this.held.get(label);
   }
 
   /**
@@ -136,36 +145,41 @@ export class TokenManager {
       grant = await this.refresher(base.refreshToken);
     } catch (err) {
       if (err instanceof RefreshError && err.failure === 'invalid_grant') {
-        // Lost a race, not dead: or our lineage is dead and the store's pair is all that is left.
+        // Lost a race (another process rotated it), or ours is dead and the store's pair is all that is left.
         const latest = await this.store.get(label);
         if (latest && latest.refreshToken !== base.refreshToken) return this.adopt(label, latest);
       }
       throw err;
     }
-    // The account may have been removed, or signed in again, while the refresh ran: never
-    // bring back a deleted token or overwrite newer credentials with this older lineage.
-    const latest = await this.store.get(label);
-    if (!latest) {
-      this.forget(label);
-      throw new RefreshError('no_refresh_token', `account ${label} was removed`);
-    }
-    const changed = latest.refreshToken !== base.refreshToken || latest.accessToken !== base.accessToken;
-    if (changed && !isOlder(latest, base)) return this.adopt(label, latest);
     const next: Credentials = {
       ...base,
       accessToken: grant.accessToken,
       refreshToken: grant.refreshToken ?? base.refreshToken,
       expiresAtMs: grant.expiresAtMs,
-      issuedAtMs: this.now(),
     };
-    // Held before the save: base's refresh token is spent, so `next` must outlive a failed save.
-    this.held.set(label, next);
+    // Held at once: base's refresh token is spent, so `next` must outlive whatever fails below.
+    this.hold(label, next);
+    // The account may have been removed, or signed in again, while the refresh ran: never
+    // bring back a deleted token or overwrite a sign-in with this lineage.
+    let latest: Credentials | undefined;
+    try {
+      latest = await this.store.get(label);
+    } catch (err) {
+      this.saveFailed(label, err); // unread, so unsaved: the retry reads again before it writes
+      return next;
+    }
+    if (!latest) {
+      this.forget(label);
+      throw new RefreshError('no_refresh_token', `account ${label} was removed`);
+    }
+    const changed = latest.refreshToken !== base.refreshToken || latest.accessToken !== base.accessToken;
+    if (changed && !this.isStale(label, latest, next)) return this.adopt(label, latest);
     await this.save(label, next);
     return next;
   }
 
   /**
-   * The pair to use, given what the store holds now: ours when the store's is older
+   * The pair to use, given what the store holds now: ours when the store's is stale
    * (a save is pending, or a stale writer put an old pair back), else the store's.
    * @throws RefreshError('no_refresh_token') when the store has nothing: the account was removed
    */
@@ -175,16 +189,39 @@ export class TokenManager {
       throw new RefreshError('no_refresh_token', `account ${label} has no credentials`);
     }
     const held = this.held.get(label);
-    if (held && isOlder(stored, held)) {
+    if (held && this.isStale(label, stored, held)) {
       this.recheck.delete(label);
       return held;
     }
     return this.adopt(label, stored);
   }
 
+  /**
+   * Whether `stored` is a pair we held and have since rotated away — put back by a stale writer,
+   * or still there because our save is pending: its refresh token is one our held pairs carried,
+   * and it is not the pair held now. A refresh token we never held (a sign-in, an import,
+   * another process's rotation) is never stale, whatever the clocks say; nor is anything when
+   * the held pair has no refresh token (API keys, long-lived tokens): the store wins, as it always did.
+   */
+  private isStale(label: string, stored: Credentials, held: Credentials): boolean {
+    if (!held.refreshToken || stored.refreshToken === undefined) return false;
+    if (stored.refreshToken === held.refreshToken && stored.accessToken === held.accessToken) return false;
+    return this.lineage.get(label)?.includes(stored.refreshToken) ?? false;
+  }
+
+  /** Makes `creds` the pair used for `label`, and remembers its refresh token as ours. */
+  private hold(label: string, creds: Credentials): void {
+    this.held.set(label, creds);
+    if (!creds.refreshToken) return;
+    const seen = this.lineage.get(label) ?? [];
+    if (seen.at(-1) !== creds.refreshToken) seen.push(creds.refreshToken);
+    if (seen.length > LINEAGE_MAX) seen.shift();
+    this.lineage.set(label, seen);
+  }
+
   /** Takes the store's pair as the newest: a pending save of an older pair of ours is dropped. */
   private adopt(label: string, stored: Credentials): Credentials {
-    this.held.set(label, stored);
+    this.hold(label, stored);
     this.recheck.delete(label);
     this.settle(label);
     return stored;
@@ -193,6 +230,7 @@ export class TokenManager {
   /** The account is gone from the store (removed by a person): hold nothing for it. */
   private forget(label: string): void {
     this.held.delete(label);
+    this.lineage.delete(label);
     this.recheck.delete(label);
     this.settle(label);
   }
@@ -225,6 +263,8 @@ export class TokenManager {
     const retryInMs = Math.min(SAVE_RETRY_MIN_MS * 2 ** (entry.attempts - 1), SAVE_RETRY_MAX_MS);
     clearTimeout(entry.timer);
     // Unref'd: a pending retry never keeps a CLI process alive (the held pair dies with it anyway).
+    // It outlives its owner's close on purpose (the extension leaving real mode): it holds the
+    // only copy of a valid pair, and storing it later beats dropping it.
     entry.timer = setTimeout(() => void this.retrySave(label), retryInMs).unref();
     this.unsaved.set(label, entry);
     this.events.saveFailed?.({ label, attempt: entry.attempts, reason: tokenFree(err), retryInMs });
@@ -245,19 +285,6 @@ export class TokenManager {
     const creds = this.reconcile(label, stored);
     if (this.unsaved.has(label)) await this.save(label, creds);
   }
-}
-
-/**
- * Whether `stored` belongs to an older generation than `held`, the pair we hold: it was issued
- * before it, or carries no `issuedAtMs` at all (written before this version stamped pairs, so
- * before anything we stamped). Only a held pair with a refresh token is protected, since only
- * its lineage can be lost; a held pair without `issuedAtMs` cannot be ordered, so the store wins
- * as it always did. When we keep ours wrongly (say an older version of the router stored a fresh
- * sign-in unstamped) nothing is lost: if ours is dead, `invalid_grant` adopts the store's.
- */
-function isOlder(stored: Credentials, held: Credentials): boolean {
-  if (!held.refreshToken || held.issuedAtMs === undefined) return false;
-  return stored.issuedAtMs === undefined || stored.issuedAtMs < held.issuedAtMs;
 }
 
 /** Needs no refresh at `now`: no refresh token to use, no known expiry, or more than REFRESH_SKEW_MS left. */

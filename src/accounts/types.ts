@@ -24,13 +24,6 @@ export interface Credentials {
   refreshToken?: string;
   /** When the access token expires, epoch ms; undefined when unknown (long-lived). */
   expiresAtMs?: number;
-  /**
-   * When this pair entered the router (a sign-in, import, config seed or refresh), epoch ms
-   * on this machine's clock; undefined on pairs stored by versions that did not stamp it.
-   * It orders the pairs of one account: a pair issued earlier never replaces a later one
-   * held in memory (see TokenManager), whatever a stale writer puts back in the store.
-   */
-  issuedAtMs?: number;
   /** Fingerprint of the config file's copy this credential was seeded from (see seedCredentials). */
   seedFingerprint?: string;
 }

@@ -58,7 +58,7 @@ export async function runAccounts(argv: string[]): Promise<number> {
         expiresAtMs = /^\d+$/.test(v) ? Number(v) : Date.parse(v);
         if (!Number.isFinite(expiresAtMs)) throw new UsageError('--expires-at: expected ISO-8601 or epoch milliseconds');
       }
-      await store.set(label, { accessToken: token, refreshToken: values['refresh-token'], expiresAtMs, issuedAtMs: Date.now() });
+      await store.set(label, { accessToken: token, refreshToken: values['refresh-token'], expiresAtMs });
       await registry.upsert({ label, kind: values['api-key'] ? 'api_key' : 'oauth', fallback: values.fallback ?? false, enabled: true });
       process.stdout.write(`added account "${label}"\n`);
       return 0;
@@ -68,7 +68,7 @@ export async function runAccounts(argv: string[]): Promise<number> {
       const login = await readClaudeCodeLogin(file);
       const label = values.label ?? `claude-code${login.subscriptionType ? `-${login.subscriptionType}` : ''}`;
       if (!validLabel(label)) throw new UsageError('--label: 1–64 characters, no control characters');
-      await store.set(label, { accessToken: login.accessToken, refreshToken: login.refreshToken, expiresAtMs: login.expiresAtMs, issuedAtMs: Date.now() });
+      await store.set(label, { accessToken: login.accessToken, refreshToken: login.refreshToken, expiresAtMs: login.expiresAtMs });
       await registry.upsert({ label, kind: 'oauth', fallback: false, enabled: true });
       process.stdout.write(
         `imported Claude Code's login as "${label}".\n` +

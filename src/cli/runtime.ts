@@ -96,7 +96,7 @@ export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
 
   const runtimeFor = async (c: ConfigInput): Promise<RuntimeConfig> => {
     const { accounts, seeds } = await resolveAccounts(c, registry);
-    const seeded = await seedCredentials(store, seeds, now);
+    const seeded = await seedCredentials(store, seeds);
     if (seeded.length) log.info(`accounts: stored credentials from the config file for ${seeded.join(', ')}`);
     // New credentials from the file lift a sign-in flag (the state may not exist yet at start).
     for (const label of seeded) stateRef?.clearNeedsSignIn(label);

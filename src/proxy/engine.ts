@@ -411,7 +411,8 @@ export class RouterEngine {
 
   /** Answers "no usable account" (429, or 401 / 529 / 503 when that is what blocks the pool); returns the status, for the decision record. */
   private answerNoUsableAccount(config: RuntimeConfig, res: ServerResponse, requestId: string, model: string | null, cappedOut: boolean): number {
-    if (res.headersSent || res.destroyed) return 429;
+    if (res.destroyed) return 499; // the client left while the attempts ran
+    if (res.headersSent) return 429;
     const now = this.now();
     if (cappedOut) {
       sendAnthropicError(res, 429, 'rate_limit_error', 'Claude Router: every usable account is at its max-inflight-per-account limit.', {

@@ -69,15 +69,8 @@ const LF = 0x0a;
 const CR = 0x0d;
 
 /**
- * Splits a byte stream at event boundaries (a blank line): complete events are
- * released, a partial event is held until it completes. The relay forwards
- * only complete events, so a stream cut mid-event never leaves half an event
- * glued to the router's own `event: error`. Linear in the input: a chunk with
- * a boundary is released without copying when nothing is held.
- */
-/**
- * The most bytes the relay holds back from the client (16 MiB): one unfinished event, or the
- * pings before the first content. Anthropic's events are small — content comes as many
+ * The most bytes the relay holds back from the client (16 MiB each): of one unfinished event,
+ * and of the pings before the first content. Anthropic's events are small — content comes as many
  * deltas — so an upstream that sends more without finishing an event is broken, and holding
  * its bytes would grow without bound.
  */
@@ -90,6 +83,13 @@ export class SseEventTooLargeError extends Error {
   }
 }
 
+/**
+ * Splits a byte stream at event boundaries (a blank line): complete events are
+ * released, a partial event is held until it completes. The relay forwards
+ * only complete events, so a stream cut mid-event never leaves half an event
+ * glued to the router's own `event: error`. Linear in the input: a chunk with
+ * a boundary is released without copying when nothing is held.
+ */
 export class SseFramer {
   private held: Buffer[] = [];
   private heldBytes = 0;

@@ -41,9 +41,8 @@ async function askLabel(service: RouterService, value: string, exclude?: string)
 }
 
 async function saveAccount(service: RouterService, label: string, credentials: Credentials, info: Partial<AccountInfo> = {}): Promise<void> {
-  // The secret first: an account never exists in the list without its token. Stamped as
-  // issued now, so a router that holds an older pair of this account adopts it.
-  await service.store.set(label, { ...credentials, issuedAtMs: Date.now() });
+  // The secret first: an account never exists in the list without its token.
+  await service.store.set(label, credentials);
   const existing = service.accounts.get(label);
   await service.accounts.upsert({ label, kind: 'oauth', fallback: false, enabled: true, ...existing, ...info });
 }

@@ -109,6 +109,15 @@ function rotatingEndpoint() {
 class FlakyStore extends MemoryCredentialStore {
   failing = false;
   failNext = 0;
+  /** Reads that fail next, like an I/O error. */
+  failGets = 0;
+  override async get(label: string) {
+    if (this.failGets > 0) {
+      this.failGets--;
+      throw Object.assign(new Error('EIO: i/o error, read'), { code: 'EIO' });
+    }
+    return super.get(label);
+  }
   override async set(label: string, credentials: Credentials) {
     if (this.failing || this.failNext > 0) {
       this.failNext = Math.max(0, this.failNext - 1);
@@ -119,7 +128,7 @@ class FlakyStore extends MemoryCredentialStore {
 }
 
 /** An expired gen0 pair, as the store holds it before the first refresh. */
-const gen0: Credentials = { accessToken: 'sk-ant-oat01-gen0', refreshToken: 'sk-ant-ort01-gen0', expiresAtMs: Date.now() - 1000, issuedAtMs: Date.now() - 3_600_000 };
+const gen0: Credentials = { accessToken: 'sk-ant-oat01-gen0', refreshToken: 'sk-ant-ort01-gen0', expiresAtMs: Date.now() - 1000 };
 
 describe('TokenManager keeps a rotated pair it could not save', () => {
   it('uses the new pair at once, saves it on retry, and the next refresh spends the new refresh token', async () => {
@@ -166,6 +175,52 @@ describe('TokenManager keeps a rotated pair it could not save', () => {
   });
 });
 
+describe('TokenManager keeps a rotated pair whatever the store does after the rotation', () => {
+  it('keeps the new pair when reading the store fails right after the token endpoint rotated it', async () => {
+    const api = rotatingEndpoint();
+    const store = new FlakyStore();
+    await store.set('a', gen0);
+    const tokens = new TokenManager(store, async (rt) => {
+      const grant = await api.refresher(rt);
+      store.failGets = 1; // the re-read after the rotation fails
+      return grant;
+    });
+    const first = await tokens.refresh('a', gen0.accessToken);
+    assert.ok(api.accepts(first.accessToken), 'the refresh resolves with the rotated pair');
+    await eventually(async () => (await store.get('a'))?.refreshToken === first.refreshToken, 3000, 'the pair saved on retry');
+    const second = await tokens.refresh('a', first.accessToken);
+    assert.ok(api.accepts(second.accessToken), 'the next refresh spends the new refresh token, not the spent one');
+  });
+
+  it('keeps its unsaved pair when the clock steps back between two rotations', async () => {
+    const api = rotatingEndpoint();
+    const store = new FlakyStore();
+    await store.set('a', gen0);
+    let clock = Date.now();
+    const tokens = new TokenManager(store, api.refresher, () => clock);
+    const first = await tokens.refresh('a', gen0.accessToken); // saved
+    clock -= 60_000; // the system clock is stepped back a minute
+    store.failNext = 1;
+    const second = await tokens.refresh('a', first.accessToken); // its save fails
+    await eventually(async () => (await store.get('a'))?.refreshToken === second.refreshToken, 3000, 'the retried save');
+    assert.equal(tokens.ready('a')?.refreshToken ?? (await tokens.current('a')).refreshToken, second.refreshToken);
+  });
+
+  it('adopts a sign-in stored while its own save is pending, and never overwrites it', async () => {
+    const api = rotatingEndpoint();
+    const store = new FlakyStore();
+    await store.set('a', gen0);
+    const tokens = new TokenManager(store, api.refresher);
+    store.failNext = 1;
+    await tokens.refresh('a', gen0.accessToken); // held, unsaved, retried in a second
+    const login = api.registry.codeGrant('sim-code-a', Date.now())!.grant;
+    await store.set('a', { accessToken: login.access_token, refreshToken: login.refresh_token, expiresAtMs: Date.now() + 3_600_000 });
+    await new Promise((r) => setTimeout(r, 1_300)); // past the first retry
+    assert.equal((await store.get('a'))?.refreshToken, login.refresh_token, 'the sign-in stays in the store');
+    assert.equal((await tokens.current('a')).accessToken, login.access_token, 'and is used');
+  });
+});
+
 describe('TokenManager never adopts a stored pair older than the one it holds', () => {
   it('refreshes with the held refresh token when a stale writer put the spent pair back', async () => {
     const api = rotatingEndpoint();
@@ -191,7 +246,7 @@ describe('TokenManager never adopts a stored pair older than the one it holds', 
     const tokens = new TokenManager(store, api.refresher);
     const first = await tokens.current('a');
     const login = api.registry.codeGrant('sim-code-a', Date.now())!.grant;
-    await store.set('a', { accessToken: login.access_token, refreshToken: login.refresh_token, expiresAtMs: Date.now() + 3_600_000, issuedAtMs: Date.now() + 1 });
+    await store.set('a', { accessToken: login.access_token, refreshToken: login.refresh_token, expiresAtMs: Date.now() + 3_600_000 });
     tokens.invalidate('a');
     assert.equal((await tokens.current('a')).accessToken, login.access_token);
     assert.equal((await tokens.refresh('a', first.accessToken)).accessToken, login.access_token);
