@@ -18,6 +18,8 @@ type FileShape = { version: 1; accounts: Record<string, Credentials> };
 /**
  * A lock its holder has not touched for this long (ms) belongs to a dead process and is taken
  * over. A holder touches it every LOCK_STALE_MS / 2 while it writes (a write takes milliseconds).
+ * proper-lockfile takes a stale lock over by removing and re-creating it, so two waiters doing
+ * that at the same moment can both hold it: that needs a killed holder and two writers at once.
  */
 const LOCK_STALE_MS = 10_000;
 /**
