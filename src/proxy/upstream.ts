@@ -15,7 +15,8 @@ export const OAUTH_BETA = 'oauth-2025-04-20';
  * client's forwarded headers ({@link ClientHead.forward}) plus the account's credential.
  * OAuth: `authorization: Bearer` and the OAuth beta appended to the client's `anthropic-beta`
  * entries; API key: `x-api-key` and the OAuth beta removed. `accept-encoding: identity` so the
- * router can read usage from the bytes it relays without decompressing them.
+ * router can read usage from the bytes it relays without decompressing them (an answer that
+ * comes compressed anyway is decoded on its way in: bodyDecoder.ts).
  */
 export function upstreamHeaders(client: ClientHead, kind: AccountKind, token: string): string[] {
   const out = client.forward.slice();

@@ -3,10 +3,12 @@
  * body arrive as callbacks, with no response stream object in between (the
  * lightest way undici offers to read an answer). A caller either buffers the
  * body (JSON answers, errors) or takes it over chunk by chunk (event streams).
- * The client going away aborts the call.
+ * A compressed answer reaches the caller decoded (bodyDecoder.ts). The client
+ * going away aborts the call.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
+import { answerCoding, BodyDecoder, decodedHeaders } from './bodyDecoder';
 
 /** Thrown into a running call when the client's connection closed. */
 export class ClientGoneError extends Error {
@@ -75,7 +77,11 @@ function dropRawHeaders(controller: Dispatcher.DispatchController): void {
 /**
  * Sends one request upstream.
  * @param onHead called once with the answer's head; returns how to read the body. A streaming
- *   body calls `settle` exactly once; later callbacks are ignored.
+ *   body calls `settle` exactly once; later callbacks are ignored. An answer that came with a
+ *   `content-encoding` arrives decoded: its head without `content-encoding`/`content-length`,
+ *   its body as decoded bytes (the buffer cap counts those), a body that does not decode (or a
+ *   coding the router does not read) as a body that broke off; the controller handed over
+ *   then pauses, resumes and aborts through the decoder.
  * Never rejects.
  */
 export function callUpstream<T>(
@@ -86,9 +92,12 @@ export function callUpstream<T>(
 ): Promise<CallResult<T>> {
   return new Promise((resolve) => {
     let settled = false;
+    /** The call's controller as the link and the caller see it: undici's, or the decoder standing in for it. */
     let controller: Dispatcher.DispatchController | undefined;
     let head: UpstreamHead | undefined;
     let stream: StreamingBody | undefined;
+    /** Set when the answer came compressed: undici's body goes through it, decoded bytes come out. */
+    let decoder: BodyDecoder | undefined;
     let cap = 0;
     const chunks: Buffer[] = [];
     let size = 0;
@@ -108,6 +117,31 @@ export function callUpstream<T>(
       truncated,
     });
 
+    // The body as the caller reads it (decoded bytes when the answer came compressed, so the
+    // read limit counts what a decompression would build, and a bomb is cut at the cap).
+    const take = (chunk: Buffer): void => {
+      if (settled) return;
+      if (stream) return stream.onData(chunk);
+      if (size + chunk.length > cap) {
+        truncated = true;
+        finish(buffered());
+        controller!.abort(new Error('answer body over the read limit'));
+        return;
+      }
+      size += chunk.length;
+      chunks.push(chunk);
+    };
+    const ended = (): void => {
+      if (settled) return;
+      if (stream) return stream.onEnd();
+      finish(buffered());
+    };
+    const broke = (err: Error): void => {
+      if (settled) return;
+      if (stream) return stream.onError(err);
+      finish(buffered(err));
+    };
+
     const handler: Dispatcher.DispatchHandler = {
       onRequestStart(c) {
         controller = c;
@@ -116,33 +150,39 @@ export function callUpstream<T>(
       onResponseStart(c, status, headers) {
         if (status < 200) return; // informational (103 Early Hints): the real head follows
         dropRawHeaders(c);
+        const encoding = headers['content-encoding'];
+        const coding = encoding === undefined ? undefined : answerCoding(encoding);
+        if (coding !== undefined) {
+          decoder = new BodyDecoder(coding, c, { data: take, end: ended, error: broke });
+          headers = decodedHeaders(headers);
+        }
         head = { status, headers };
-        const mode = onHead(head, c, (value) => finish({ kind: 'streamed', value }));
+        const mode = onHead(head, decoder ?? c, (value) => finish({ kind: 'streamed', value }));
         if ('stream' in mode) stream = mode.stream;
         else cap = mode.buffer;
-      },
-      onResponseData(c, chunk) {
-        if (settled) return;
-        if (stream) return stream.onData(chunk);
-        if (size + chunk.length > cap) {
-          truncated = true;
-          finish(buffered());
-          c.abort(new Error('answer body over the read limit'));
-          return;
+        if (decoder) {
+          // The client going away now aborts through the decoder, which also ends the body.
+          link.detach(c);
+          controller = decoder;
+          link.attach(decoder);
+          decoder.start();
         }
-        size += chunk.length;
-        chunks.push(chunk);
+      },
+      onResponseData(_c, chunk) {
+        if (settled) return;
+        if (decoder) return decoder.write(chunk);
+        take(chunk);
       },
       onResponseEnd() {
         if (settled) return;
-        if (stream) return stream.onEnd();
-        finish(buffered());
+        if (decoder) return decoder.end();
+        ended();
       },
       onResponseError(_c, err) {
         if (settled) return;
         if (!head) return finish({ kind: 'failed', error: err });
-        if (stream) return stream.onError(err);
-        finish(buffered(err));
+        if (decoder) return decoder.fail(err);
+        broke(err);
       },
     };
     try {

@@ -8,11 +8,12 @@ import * as net from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import * as zlib from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import { startRouter, type RunningRouter } from '../../src/cli/runtime';
 import { silentLogger } from '../../src/proxy/log';
 import type { DecisionRecord } from '../../src/routing/decision';
-import { callRouter, messagesBody, routerStatus, type Harness } from '../support/routerHarness';
+import { callRouter, eventually, messagesBody, readDecisions, routerStatus, type Harness } from '../support/routerHarness';
 
 type Handler = (account: string, req: http.IncomingMessage, res: http.ServerResponse) => void;
 
@@ -57,7 +58,7 @@ async function withUpstream(
       pollUsage: false,
       env: {},
     });
-    await run({ router, sim: undefined as never, stateDir, close: async () => undefined, decisions: () => [] }, hits, seen);
+    await run({ router, sim: undefined as never, stateDir, close: async () => undefined, decisions: () => readDecisions(stateDir) }, hits, seen);
   } finally {
     await router?.close();
     upstream.closeAllConnections();
@@ -379,6 +380,257 @@ describe('upstream faults beyond the fake upstream', () => {
         });
         assert.match(text, /^HTTP\/1\.1 400/);
         assert.equal(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)).error.type, 'invalid_request_error');
+      },
+    );
+  });
+});
+
+/** Compressors by coding, as an upstream that ignored `accept-encoding: identity` would use them. */
+const COMPRESS: Record<string, { whole: (b: Buffer | string) => Buffer; stream: () => zlib.Gzip | zlib.Deflate | zlib.BrotliCompress }> = {
+  gzip: { whole: (b) => zlib.gzipSync(b), stream: () => zlib.createGzip() },
+  'x-gzip': { whole: (b) => zlib.gzipSync(b), stream: () => zlib.createGzip() },
+  deflate: { whole: (b) => zlib.deflateSync(b), stream: () => zlib.createDeflate() },
+  br: { whole: (b) => zlib.brotliCompressSync(b), stream: () => zlib.createBrotliCompress() },
+};
+
+/** An answer in four groups of whole events, as upstream flushes them. */
+const GROUPS = [
+  start,
+  'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\nevent: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hi"}}\n\n',
+  'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n',
+  'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":9}}\n\nevent: message_stop\ndata: {"type":"message_stop"}\n\n',
+];
+const MESSAGE = '{"type":"message","content":[{"type":"text","text":"hi"}],"usage":{"input_tokens":7,"output_tokens":5}}';
+
+/** Sends `groups` compressed in `coding`, each flushed on its own and 30 ms after the last; then ends the answer. */
+async function sendCompressed(res: http.ServerResponse, coding: string, groups: readonly string[]): Promise<void> {
+  const z = COMPRESS[coding].stream();
+  z.pipe(res);
+  for (const g of groups) {
+    z.write(g);
+    await new Promise<void>((r) => z.flush(() => r()));
+    await new Promise((r) => setTimeout(r, 30));
+  }
+  z.end();
+}
+
+/** A streamed call read with node:http, so each chunk the router wrote is seen as its own `data` event (they are 30 ms apart). */
+function streamChunks(h: Harness, opts: { signal?: AbortSignal; onChunk?: (chunk: string) => void } = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; chunks: string[] }> {
+  const body = messagesBody({ stream: true });
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      `${h.router.url}/v1/messages?beta=true`,
+      {
+        method: 'POST',
+        signal: opts.signal,
+        headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'accept-encoding': 'gzip, br', authorization: `Bearer ${h.router.clientKey}`, 'x-claude-code-session-id': 's' },
+      },
+      (res) => {
+        const chunks: string[] = [];
+        res.on('data', (c: Buffer) => {
+          chunks.push(c.toString('utf8'));
+          opts.onChunk?.(c.toString('utf8'));
+        });
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, chunks }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function lastDecision(h: Harness) {
+  await eventually(() => h.decisions().length > 0, 3000, 'the decision record');
+  return h.decisions().at(-1)!;
+}
+
+describe('compressed answers (upstream ignored accept-encoding: identity)', () => {
+  for (const coding of Object.keys(COMPRESS)) {
+    it(`relays a ${coding} event stream decoded, whole events in one client chunk per upstream group, and records its usage`, async () => {
+      await withUpstream(
+        (_a, _req, res) => {
+          res.writeHead(200, { ...SSE, 'content-encoding': coding });
+          void sendCompressed(res, coding, GROUPS);
+        },
+        async (h, hits) => {
+          const r = await streamChunks(h);
+          assert.equal(r.status, 200);
+          assert.equal(r.headers['content-encoding'], undefined, 'the client gets identity bytes');
+          assert.deepEqual(r.chunks, GROUPS);
+          assert.deepEqual(hits, ['a'], 'one account served it');
+          const d = await lastDecision(h);
+          assert.equal(d.outcome, 'success');
+          assert.deepEqual(d.usage, { inputTokens: 1, outputTokens: 9, cacheCreationInputTokens: 0, cacheReadInputTokens: 0 });
+        },
+      );
+    });
+  }
+
+  for (const [coding, whole] of [...Object.entries(COMPRESS).map(([c, z]) => [c, z.whole] as const), ['deflate', (b: string) => zlib.deflateRawSync(b)] as const]) {
+    it(`relays a ${coding} JSON answer decoded${coding === 'deflate' && whole !== COMPRESS.deflate.whole ? ' (raw deflate, no zlib wrapper)' : ''} and records its usage`, async () => {
+      await withUpstream(
+        (_a, _req, res) => {
+          res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': coding });
+          res.end(whole(MESSAGE));
+        },
+        async (h, hits) => {
+          const r = await callRouter(h, { session: 's', headers: { 'accept-encoding': 'gzip, br' } });
+          assert.equal(r.status, 200);
+          assert.equal(r.text, MESSAGE);
+          assert.equal(r.headers['content-encoding'], undefined);
+          assert.equal(r.headers['content-length'], String(MESSAGE.length));
+          assert.deepEqual(hits, ['a']);
+          const d = await lastDecision(h);
+          assert.deepEqual(d.usage, { inputTokens: 7, outputTokens: 5, cacheCreationInputTokens: 0, cacheReadInputTokens: 0 });
+        },
+      );
+    });
+  }
+
+  it('relays a gzip 429 decoded, with a consistent head, when every account refused', async () => {
+    const error = '{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}';
+    await withUpstream(
+      (_a, _req, res) => {
+        // No rate-limit headers: a request-scoped 429, relayed as it came once the other account said the same.
+        res.writeHead(429, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+        res.end(zlib.gzipSync(error));
+      },
+      async (h, hits) => {
+        const r = await callRouter(h, { session: 's' });
+        assert.equal(r.status, 429);
+        assert.deepEqual(hits, ['a', 'b']);
+        assert.equal(r.text, error);
+        assert.equal(r.headers['content-encoding'], undefined);
+        assert.equal(r.headers['content-length'], String(error.length));
+      },
+    );
+  });
+
+  it('treats a corrupt gzip body as a broken answer of that account and moves on (JSON and stream)', async () => {
+    const corrupt = Buffer.concat([zlib.gzipSync(MESSAGE).subarray(0, 10), Buffer.from('this is not deflate data at all')]);
+    await withUpstream(
+      (account, _req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+        res.end(account === 'a' ? corrupt : zlib.gzipSync(MESSAGE));
+      },
+      async (h, hits) => {
+        const r = await callRouter(h, { session: 's' });
+        assert.equal(r.status, 200);
+        assert.equal(r.text, MESSAGE);
+        assert.deepEqual(hits, ['a', 'b']);
+        assert.deepEqual((await lastDecision(h)).attempts.map((a) => a.result), ['body_failed', 'success']);
+      },
+    );
+    await withUpstream(
+      (account, _req, res) => {
+        res.writeHead(200, { ...SSE, 'content-encoding': 'gzip' });
+        if (account === 'a') return void res.end(corrupt);
+        void sendCompressed(res, 'gzip', GROUPS);
+      },
+      async (h, hits) => {
+        const r = await streamChunks(h);
+        assert.equal(r.status, 200);
+        assert.deepEqual(r.chunks, GROUPS);
+        assert.deepEqual(hits, ['a', 'b']);
+        assert.deepEqual((await lastDecision(h)).attempts.map((a) => a.result), ['stream_failed', 'success']);
+      },
+    );
+  });
+
+  it('reads an error event before content in a gzip stream: cools that account and moves on with nothing sent', async () => {
+    const overloaded = 'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n';
+    await withUpstream(
+      (account, _req, res) => {
+        res.writeHead(200, { ...SSE, 'content-encoding': 'gzip' });
+        void sendCompressed(res, 'gzip', account === 'a' ? [': keep-alive\n\n', overloaded] : GROUPS);
+      },
+      async (h, hits) => {
+        const r = await streamChunks(h);
+        assert.equal(r.status, 200);
+        assert.deepEqual(r.chunks, GROUPS);
+        assert.deepEqual(hits, ['a', 'b']);
+        assert.deepEqual((await lastDecision(h)).attempts.map((a) => a.result), ['stream_overloaded', 'success']);
+      },
+    );
+  });
+
+  it('ends a gzip stream that breaks after content with one error event after the last whole event', async () => {
+    await withUpstream(
+      (_a, _req, res) => {
+        res.writeHead(200, { ...SSE, 'content-encoding': 'gzip' });
+        const z = zlib.createGzip();
+        z.pipe(res);
+        z.write(GROUPS[0]);
+        z.flush(() => setTimeout(() => res.end(Buffer.from('garbage in the middle of the deflate stream')), 30));
+      },
+      async (h, hits) => {
+        const r = await callRouter(h, { session: 's', body: messagesBody({ stream: true }) });
+        assert.equal(r.status, 200);
+        assert.deepEqual(r.events, ['message_start', 'error']);
+        assert.deepEqual(hits, ['a'], 'no failover after the first byte');
+      },
+    );
+  });
+
+  it('does not read an answer in a coding it cannot decode (zstd), and moves on', async () => {
+    await withUpstream(
+      (account, _req, res) => {
+        if (account === 'a') {
+          res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'zstd' });
+          return void res.end(Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 1, 2, 3]));
+        }
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(MESSAGE);
+      },
+      async (h, hits) => {
+        const r = await callRouter(h, { session: 's' });
+        assert.equal(r.status, 200);
+        assert.equal(r.text, MESSAGE);
+        assert.deepEqual(hits, ['a', 'b']);
+        assert.deepEqual((await lastDecision(h)).attempts.map((a) => a.result), ['body_failed', 'success']);
+      },
+    );
+  });
+
+  it('cuts a gzip bomb at the answer size limit and moves on', async () => {
+    const bomb = zlib.gzipSync(Buffer.alloc(40 * 1024 * 1024, 0x20)); // 40 MiB of spaces, over the 32 MiB limit
+    await withUpstream(
+      (account, _req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+        res.end(account === 'a' ? bomb : zlib.gzipSync(MESSAGE));
+      },
+      async (h, hits) => {
+        const r = await callRouter(h, { session: 's' });
+        assert.equal(r.status, 200);
+        assert.equal(r.text, MESSAGE);
+        assert.deepEqual(hits, ['a', 'b']);
+        assert.deepEqual((await lastDecision(h)).attempts.map((a) => a.result), ['body_too_large', 'success']);
+      },
+    );
+  });
+
+  it('a client leaving mid gzip stream aborts the upstream call and frees the account', async () => {
+    let upstreamClosed = false;
+    await withUpstream(
+      (_a, req, res) => {
+        res.writeHead(200, { ...SSE, 'content-encoding': 'gzip' });
+        const z = zlib.createGzip();
+        z.pipe(res);
+        z.write(GROUPS[0]);
+        z.flush();
+        res.on('close', () => {
+          upstreamClosed = true;
+          z.destroy();
+        });
+        req.resume();
+      },
+      async (h) => {
+        const ac = new AbortController();
+        await streamChunks(h, { signal: ac.signal, onChunk: () => ac.abort() }).catch(() => undefined);
+        await eventually(() => upstreamClosed, 3000, 'the upstream connection to close');
+        await eventually(async () => (await routerStatus(h)).inflight === 0, 3000, 'no request in flight');
+        assert.equal((await lastDecision(h)).outcome, 'client_abort');
       },
     );
   });

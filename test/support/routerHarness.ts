@@ -55,15 +55,18 @@ export async function startHarness(
       await sim.close();
       rmSync(stateDir, { recursive: true, force: true });
     },
-    decisions() {
-      return readdirSync(stateDir)
-        .filter((f) => /^decisions.*\.jsonl$/.test(f))
-        .sort(byRotationOrder)
-        .flatMap((f) => readFileSync(path.join(stateDir, f), 'utf8').split('\n'))
-        .filter(Boolean)
-        .map((l) => JSON.parse(l) as DecisionRecord);
-    },
+    decisions: () => readDecisions(stateDir),
   };
+}
+
+/** The decision records a router has written to `stateDir` so far (the log flushes every 100 ms), oldest first. */
+export function readDecisions(stateDir: string): DecisionRecord[] {
+  return readdirSync(stateDir)
+    .filter((f) => /^decisions.*\.jsonl$/.test(f))
+    .sort(byRotationOrder)
+    .flatMap((f) => readFileSync(path.join(stateDir, f), 'utf8').split('\n'))
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as DecisionRecord);
 }
 
 export interface CallResult {
