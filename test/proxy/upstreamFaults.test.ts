@@ -445,6 +445,24 @@ async function lastDecision(h: Harness) {
   return h.decisions().at(-1)!;
 }
 
+/** Account a answers with `answerA`, b with a good gzip message: the client gets b's message, and the decision records `result` for a's attempt. */
+async function movesOnFromA(answerA: (res: http.ServerResponse) => void, result: string): Promise<void> {
+  await withUpstream(
+    (account, _req, res) => {
+      if (account === 'a') return answerA(res);
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      res.end(zlib.gzipSync(MESSAGE));
+    },
+    async (h, hits) => {
+      const r = await callRouter(h, { session: 's' });
+      assert.equal(r.status, 200);
+      assert.equal(r.text, MESSAGE);
+      assert.deepEqual(hits, ['a', 'b']);
+      assert.deepEqual((await lastDecision(h)).attempts.map((a) => a.result), [result, 'success']);
+    },
+  );
+}
+
 describe('compressed answers (upstream ignored accept-encoding: identity)', () => {
   for (const coding of Object.keys(COMPRESS)) {
     it(`relays a ${coding} event stream decoded, whole events in one client chunk per upstream group, and records its usage`, async () => {
@@ -509,19 +527,7 @@ describe('compressed answers (upstream ignored accept-encoding: identity)', () =
 
   it('treats a corrupt gzip body as a broken answer of that account and moves on (JSON and stream)', async () => {
     const corrupt = Buffer.concat([zlib.gzipSync(MESSAGE).subarray(0, 10), Buffer.from('this is not deflate data at all')]);
-    await withUpstream(
-      (account, _req, res) => {
-        res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
-        res.end(account === 'a' ? corrupt : zlib.gzipSync(MESSAGE));
-      },
-      async (h, hits) => {
-        const r = await callRouter(h, { session: 's' });
-        assert.equal(r.status, 200);
-        assert.equal(r.text, MESSAGE);
-        assert.deepEqual(hits, ['a', 'b']);
-        assert.deepEqual((await lastDecision(h)).attempts.map((a) => a.result), ['body_failed', 'success']);
-      },
-    );
+    await movesOnFromA((res) => res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(corrupt), 'body_failed');
     await withUpstream(
       (account, _req, res) => {
         res.writeHead(200, { ...SSE, 'content-encoding': 'gzip' });
@@ -574,40 +580,15 @@ describe('compressed answers (upstream ignored accept-encoding: identity)', () =
   });
 
   it('does not read an answer in a coding it cannot decode (zstd), and moves on', async () => {
-    await withUpstream(
-      (account, _req, res) => {
-        if (account === 'a') {
-          res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'zstd' });
-          return void res.end(Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 1, 2, 3]));
-        }
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(MESSAGE);
-      },
-      async (h, hits) => {
-        const r = await callRouter(h, { session: 's' });
-        assert.equal(r.status, 200);
-        assert.equal(r.text, MESSAGE);
-        assert.deepEqual(hits, ['a', 'b']);
-        assert.deepEqual((await lastDecision(h)).attempts.map((a) => a.result), ['body_failed', 'success']);
-      },
+    await movesOnFromA(
+      (res) => res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'zstd' }).end(Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 1, 2, 3])),
+      'body_failed',
     );
   });
 
   it('cuts a gzip bomb at the answer size limit and moves on', async () => {
     const bomb = zlib.gzipSync(Buffer.alloc(40 * 1024 * 1024, 0x20)); // 40 MiB of spaces, over the 32 MiB limit
-    await withUpstream(
-      (account, _req, res) => {
-        res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
-        res.end(account === 'a' ? bomb : zlib.gzipSync(MESSAGE));
-      },
-      async (h, hits) => {
-        const r = await callRouter(h, { session: 's' });
-        assert.equal(r.status, 200);
-        assert.equal(r.text, MESSAGE);
-        assert.deepEqual(hits, ['a', 'b']);
-        assert.deepEqual((await lastDecision(h)).attempts.map((a) => a.result), ['body_too_large', 'success']);
-      },
-    );
+    await movesOnFromA((res) => res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(bomb), 'body_too_large');
   });
 
   it('a client leaving mid gzip stream aborts the upstream call and frees the account', async () => {
