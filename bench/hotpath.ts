@@ -15,21 +15,21 @@ import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { request } from 'undici';
 import { startFakeUpstream, simAccounts } from '../src/sim';
-import { checkClientKey } from '../src/proxy/guard';
-import { readClientHead } from '../src/proxy/clientHead';
-import { inspectRequest } from '../src/proxy/requestInfo';
-import { RequestBody } from '../src/proxy/body';
-import { clientHeaderList, upstreamHeaders } from '../src/proxy/upstream';
+import { checkClientKey } from '../src/proxy/http/guard';
+import { readClientHead } from '../src/proxy/http/clientHead';
+import { inspectRequest } from '../src/proxy/http/requestInfo';
+import { RequestBody } from '../src/proxy/http/body';
+import { clientHeaderList, upstreamHeaders } from '../src/proxy/upstream/agent';
 import { parseUnifiedHeaders } from '../src/quota/headers';
 import { mergeSnapshot } from '../src/quota/merge';
 import { modelFamily } from '../src/quota/family';
-import { forEachEvent, SseFramer } from '../src/proxy/sse';
+import { forEachEvent, SseFramer } from '../src/proxy/relay/sse';
 import { computeMetrics } from '../src/routing/metrics';
 import { planRoute, type PlanAccount } from '../src/routing/plan';
 import { DEFAULT_POLICY } from '../src/routing/policy';
 import { DecisionLineEncoder } from '../src/routing/decisionLine';
 import { buildDecisionRecord, type DecisionRecord, type OutcomeFacts, type RequestFacts } from '../src/routing/decision';
-import { DecisionLog } from '../src/proxy/decisionLog';
+import { DecisionLog } from '../src/proxy/state/decisionLog';
 import { claudeCodeBody, claudeCodeHeaders, median } from './common';
 
 export interface HotpathRow {

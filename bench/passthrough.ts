@@ -19,7 +19,7 @@ const argv = process.argv.slice(2);
 const upstream = argValue(argv, 'upstream');
 const bearer = `Bearer ${argValue(argv, 'token')}`;
 
-// The same connection settings as the router's upstream agent (src/proxy/upstream.ts).
+// The same connection settings as the router's upstream agent (src/proxy/upstream/agent.ts).
 const pool = new Pool(upstream, { connections: 256, pipelining: 1, keepAliveTimeout: 30_000, headersTimeout: 600_000, bodyTimeout: 300_000 });
 
 const HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'host', 'x-claude-router-key']);

@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import { DEMO_ACCOUNTS, startFakeUpstream } from '../sim';
 import { streamLogger } from '../proxy/log';
 import { startRouter } from './runtime';
-import { claudeCodeEnvironment, shellExports } from '../proxy/clientEnv';
+import { claudeCodeEnvironment, shellExports } from '../proxy/http/clientEnv';
 import { parsePort, waitForSignal } from './args';
 
 export async function runDemo(argv: string[]): Promise<void> {

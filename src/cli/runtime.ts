@@ -14,12 +14,12 @@ import type { AccountInfo } from '../accounts/types';
 import { DEFAULT_SERVER_SETTINGS, policyFrom, type ConfigInput } from '../config/schema';
 import { camelToKebab } from '../config/keys';
 import { watchConfigFile, type ConfigWatcher } from '../config/watch';
-import { DecisionLog } from '../proxy/decisionLog';
+import { DecisionLog } from '../proxy/state/decisionLog';
 import { RouterEngine, type RuntimeConfig } from '../proxy/engine';
 import { tokenSaveLog, type Logger } from '../proxy/log';
-import { RouterState } from '../proxy/routerState';
-import { listen, type ProxyServer } from '../proxy/server';
-import { persistState, type StatePersistence } from '../proxy/statePersistence';
+import { RouterState } from '../proxy/state/routerState';
+import { listen, type ProxyServer } from '../proxy/http/server';
+import { persistState, type StatePersistence } from '../proxy/state/persistence';
 import { defaultStateDir, expandHome, loadOrCreateClientKey, runtimeFile } from './stateDir';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 

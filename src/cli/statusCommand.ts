@@ -5,11 +5,11 @@
 import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { DEFAULT_SERVER_SETTINGS } from '../config/schema';
-import type { StatusReport } from '../proxy/status';
+import type { StatusReport } from '../proxy/status/status';
 import { configFromArgs, UsageError } from './args';
 import { stateDirOf } from './runtime';
 import { readClientKey, runningProxyUrl } from './stateDir';
-import { formatDuration } from '../proxy/exhausted';
+import { formatDuration } from '../proxy/pipeline/noUsableAccount';
 
 const pct = (f: number | null) => (f === null ? '   ?' : `${Math.round(f * 100)}%`.padStart(4));
 

@@ -14,19 +14,19 @@ import { computeMetrics, type AccountMetrics, type MetricsParams } from '../rout
 import { isEligible, planRoute, type PlanAccount, type RoutePlan } from '../routing/plan';
 import type { RoutingPolicy } from '../routing/policy';
 import { buildDecisionRecord, type DecisionRecord } from '../routing/decision';
-import { sendAnthropicError } from './anthropicError';
-import { ACCOUNT_HEADER, REQUEST_ID_HEADER, runAttempts, type AttemptOutcome, type AttemptServices } from './attempt';
-import { BodyTooLargeError, MAX_BODY_BYTES, readBody, type RequestBody } from './body';
-import type { DecisionSink } from './decisionLog';
-import { noUsableAccountAnswer } from './exhausted';
-import { checkClientKey, checkOrigin } from './guard';
-import { readClientHead, type ClientHead } from './clientHead';
+import { sendAnthropicError } from './relay/anthropicError';
+import { ACCOUNT_HEADER, REQUEST_ID_HEADER, runAttempts, type AttemptOutcome, type AttemptServices } from './pipeline/attempt';
+import { BodyTooLargeError, MAX_BODY_BYTES, readBody, type RequestBody } from './http/body';
+import type { DecisionSink } from './state/decisionLog';
+import { noUsableAccountAnswer } from './pipeline/noUsableAccount';
+import { checkClientKey, checkOrigin } from './http/guard';
+import { readClientHead, type ClientHead } from './http/clientHead';
 import type { Logger } from './log';
-import { inspectRequest, MalformedBodyError, type RequestInfo } from './requestInfo';
-import type { RouterState } from './routerState';
-import { buildStatus, type StatusReport } from './status';
-import { createUpstreamAgent } from './upstream';
-import { ClientLink } from './upstreamCall';
+import { inspectRequest, MalformedBodyError, type RequestInfo } from './http/requestInfo';
+import type { RouterState } from './state/routerState';
+import { buildStatus, type StatusReport } from './status/status';
+import { createUpstreamAgent } from './upstream/agent';
+import { ClientLink } from './upstream/call';
 
 /** The configuration a request runs under. Immutable; replaced whole on reload. */
 export interface RuntimeConfig {

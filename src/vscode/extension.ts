@@ -3,7 +3,7 @@
  * every disposable, and returns a small API (used by the integration tests).
  */
 import * as vscode from 'vscode';
-import { claudeCodeEnvironment, shellExports } from '../proxy/clientEnv';
+import { claudeCodeEnvironment, shellExports } from '../proxy/http/clientEnv';
 import { registerAccountCommands } from './accountCommands';
 import { channelLogger } from './log';
 import { RouterModel } from './routerModel';

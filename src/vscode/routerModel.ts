@@ -7,7 +7,7 @@
 import * as vscode from 'vscode';
 import { request } from 'undici';
 import type { DecisionRecord } from '../routing/decision';
-import type { StatusReport } from '../proxy/status';
+import type { StatusReport } from '../proxy/status/status';
 import type { RouterService } from './routerService';
 
 export class RouterModel implements vscode.Disposable {

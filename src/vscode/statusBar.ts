@@ -5,7 +5,7 @@
  * opens "Show Routing Status".
  */
 import * as vscode from 'vscode';
-import { accountDescription, accountState, percent, poolSummary } from '../proxy/statusView';
+import { accountDescription, accountState, percent, poolSummary } from '../proxy/status/statusView';
 import type { RouterModel } from './routerModel';
 import type { RouterService } from './routerService';
 

@@ -8,7 +8,7 @@
 import * as vscode from 'vscode';
 import { randomBytes } from 'node:crypto';
 import { computeReport } from '../routing/report';
-import { accountState, explainReason, poolSummary } from '../proxy/statusView';
+import { accountState, explainReason, poolSummary } from '../proxy/status/statusView';
 import type { RouterModel } from './routerModel';
 import type { RouterService } from './routerService';
 

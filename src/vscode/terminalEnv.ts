@@ -1,11 +1,11 @@
 /**
  * Integrated terminals get the environment that sends Claude Code through the
- * router (see src/proxy/clientEnv.ts for why these variables). The
+ * router (see src/proxy/http/clientEnv.ts for why these variables). The
  * collection is persistent, so the port must stay stable; a setting turns it
  * off.
  */
 import * as vscode from 'vscode';
-import { claudeCodeEnvironment } from '../proxy/clientEnv';
+import { claudeCodeEnvironment } from '../proxy/http/clientEnv';
 
 export function applyTerminalEnvironment(collection: vscode.GlobalEnvironmentVariableCollection, url: string, clientKey: string): void {
   const enabled = vscode.workspace.getConfiguration('claudeRouter').get<boolean>('terminal.enabled', true);

@@ -4,9 +4,9 @@
  * idle time left). Both redraw when the model changes.
  */
 import * as vscode from 'vscode';
-import type { AccountReport, StatusReport } from '../proxy/status';
-import { accountDescription, accountState, explainReason, percent, timeUntil, whyNow } from '../proxy/statusView';
-import { formatDuration } from '../proxy/exhausted';
+import type { AccountReport, StatusReport } from '../proxy/status/status';
+import { accountDescription, accountState, explainReason, percent, timeUntil, whyNow } from '../proxy/status/statusView';
+import { formatDuration } from '../proxy/pipeline/noUsableAccount';
 import type { RouterModel } from './routerModel';
 import { ICONS } from './statusBar';
 

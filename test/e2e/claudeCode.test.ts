@@ -13,9 +13,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { request } from 'undici';
 import { startFakeUpstream, type FakeUpstream, type SimAccountSpec, type SimRequestRecord } from '../../src/sim';
-import { claudeCodeEnvironment } from '../../src/proxy/clientEnv';
+import { claudeCodeEnvironment } from '../../src/proxy/http/clientEnv';
 import type { DecisionRecord } from '../../src/routing/decision';
-import type { StatusReport } from '../../src/proxy/status';
+import type { StatusReport } from '../../src/proxy/status/status';
 import { claudeCodeBinary, runClaudeCode, type ClaudeCodeResult } from '../support/claudeCode';
 import { proxyConfigYaml, startRouterCli, type CliProcess } from '../support/routerCli';
 

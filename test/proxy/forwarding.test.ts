@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { createHash } from 'node:crypto';
 import type { Logger } from '../../src/proxy/log';
-import { clientHeaderList } from '../../src/proxy/upstream';
+import { clientHeaderList } from '../../src/proxy/upstream/agent';
 import { accounts, callRouter, messagesBody, routerStatus, startHarness, type Harness } from '../support/routerHarness';
 
 describe('proxy forwarding', () => {

@@ -12,7 +12,7 @@ import { startRouter, type RunningRouter } from '../../src/cli/runtime';
 import type { ConfigInput } from '../../src/config/schema';
 import { silentLogger, type Logger } from '../../src/proxy/log';
 import type { DecisionRecord } from '../../src/routing/decision';
-import { byRotationOrder } from '../../src/proxy/decisionLog';
+import { byRotationOrder } from '../../src/proxy/state/decisionLog';
 
 export interface Harness {
   sim: FakeUpstream;

@@ -9,7 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { ClaudeRouterApi } from '../../../src/vscode/extension';
-import { SharedProxy } from '../../../src/proxy/sharedProxy';
+import { SharedProxy } from '../../../src/proxy/http/sharedProxy';
 import { silentLogger } from '../../../src/proxy/log';
 import { freePort } from '../../support/net';
 

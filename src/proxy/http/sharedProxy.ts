@@ -8,10 +8,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { EventEmitter } from 'node:events';
 import { request } from 'undici';
-import type { RouterEngine } from './engine';
-import type { Logger } from './log';
+import type { RouterEngine } from '../engine';
+import type { Logger } from '../log';
 import { listen, type ProxyServer } from './server';
-import { SseScanner } from './sse';
+import { SseScanner } from '../relay/sse';
 
 /** This window's part. */
 export type ProxyRole =

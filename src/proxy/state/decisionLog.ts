@@ -7,8 +7,8 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { DecisionRecord } from '../routing/decision';
-import { DecisionLineEncoder } from '../routing/decisionLine';
+import type { DecisionRecord } from '../../routing/decision';
+import { DecisionLineEncoder } from '../../routing/decisionLine';
 import { RecentLines } from './recentLines';
 
 /** Where decisions are appended. `append` never throws. */

@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import fc from 'fast-check';
-import { readClientHead } from '../../src/proxy/clientHead';
-import { OAUTH_BETA, upstreamHeaders } from '../../src/proxy/upstream';
+import { readClientHead } from '../../../src/proxy/http/clientHead';
+import { OAUTH_BETA, upstreamHeaders } from '../../../src/proxy/upstream/agent';
 
 /** A flat header list as pairs, for comparisons. */
 const pairs = (flat: readonly string[]): [string, string][] => {

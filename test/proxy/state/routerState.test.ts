@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
-import { RouterState } from '../../src/proxy/routerState';
-import type { QuotaSnapshot } from '../../src/quota/types';
+import { RouterState } from '../../../src/proxy/state/routerState';
+import type { QuotaSnapshot } from '../../../src/quota/types';
 
 const allowed = (observedAtMs: number): QuotaSnapshot => ({
   observedAtMs,

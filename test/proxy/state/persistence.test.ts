@@ -2,15 +2,15 @@ import { strict as assert } from 'node:assert';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { startFakeUpstream } from '../../src/sim';
-import { startRouter } from '../../src/cli/runtime';
-import { silentLogger } from '../../src/proxy/log';
-import { byRotationOrder, DecisionLog } from '../../src/proxy/decisionLog';
-import type { DecisionRecord } from '../../src/routing/decision';
-import { accounts, callRouter, routerStatus, startHarness, type Harness } from '../support/routerHarness';
+import { startFakeUpstream } from '../../../src/sim';
+import { startRouter } from '../../../src/cli/runtime';
+import { silentLogger } from '../../../src/proxy/log';
+import { byRotationOrder, DecisionLog } from '../../../src/proxy/state/decisionLog';
+import type { DecisionRecord } from '../../../src/routing/decision';
+import { accounts, callRouter, routerStatus, startHarness, type Harness } from '../../support/routerHarness';
 
 /** A whole record (from the committed fixture) to vary: the log writes records member by member. */
-const SAMPLE_RECORD = JSON.parse(readFileSync(path.resolve(__dirname, '../../../test/fixtures/ranking-branches.jsonl'), 'utf8').split('\n')[0]) as DecisionRecord;
+const SAMPLE_RECORD = JSON.parse(readFileSync(path.resolve(__dirname, '../../../../test/fixtures/ranking-branches.jsonl'), 'utf8').split('\n')[0]) as DecisionRecord;
 
 describe('router state across restarts, usage polling, caps, log rotation', () => {
   let h: Harness | undefined;

@@ -8,10 +8,10 @@
  * the host (CLI or extension) decides where it is written.
  */
 import { EventEmitter } from 'node:events';
-import type { Cooldown, QuotaSnapshot } from '../quota/types';
-import { mergeSnapshot } from '../quota/merge';
-import { cooldownClearedBy, mergeCooldown } from '../quota/cooldown';
-import { SessionAffinityStore, type SavedBinding } from '../routing/affinity';
+import type { Cooldown, QuotaSnapshot } from '../../quota/types';
+import { mergeSnapshot } from '../../quota/merge';
+import { cooldownClearedBy, mergeCooldown } from '../../quota/cooldown';
+import { SessionAffinityStore, type SavedBinding } from '../../routing/affinity';
 import { LeaseTable } from './leases';
 
 /** Counters shown in `/status`. */

@@ -4,8 +4,8 @@
  * Forwarding rules: anthropic-wire.md §2.
  */
 import { Agent, type Dispatcher } from 'undici';
-import type { AccountKind } from '../accounts/types';
-import type { ClientHead } from './clientHead';
+import type { AccountKind } from '../../accounts/types';
+import type { ClientHead } from '../http/clientHead';
 
 /** The beta flag OAuth (subscription) tokens need on every request. */
 export const OAUTH_BETA = 'oauth-2025-04-20';

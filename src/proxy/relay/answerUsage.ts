@@ -4,7 +4,7 @@
  * events (anthropic-wire.md §3; a delta's counts are cumulative and replace
  * the start's).
  */
-import type { UsageRecord } from '../routing/decision';
+import type { UsageRecord } from '../../routing/decision';
 
 /** Usage from a JSON answer: null when it has none, undefined when the body is not JSON at all. */
 export function usageFromJson(body: Buffer): UsageRecord | null | undefined {

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import * as zlib from 'node:zlib';
 import { Agent, type Dispatcher } from 'undici';
-import { callUpstream, ClientLink, type StreamingBody } from '../../src/proxy/upstreamCall';
+import { callUpstream, ClientLink, type StreamingBody } from '../../../src/proxy/upstream/call';
 
 async function withServer(handler: http.RequestListener, run: (origin: string, agent: Agent) => Promise<void>): Promise<void> {
   const server = http.createServer(handler);

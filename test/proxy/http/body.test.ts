@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { RequestBody } from '../../src/proxy/body';
+import { RequestBody } from '../../../src/proxy/http/body';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;

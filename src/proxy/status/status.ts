@@ -3,12 +3,12 @@
  * sessions, the configuration generation and counters. Built from the same
  * metrics the router uses. Contains labels and numbers only — never a token.
  */
-import type { AccountMetrics } from '../routing/metrics';
-import type { CandidateVerdict } from '../routing/plan';
-import type { RoutingPolicy } from '../routing/policy';
-import type { QuotaWindow } from '../quota/types';
-import type { ConfigStatus, RuntimeConfig } from './engine';
-import type { RouterCounters, RouterState } from './routerState';
+import type { AccountMetrics } from '../../routing/metrics';
+import type { CandidateVerdict } from '../../routing/plan';
+import type { RoutingPolicy } from '../../routing/policy';
+import type { QuotaWindow } from '../../quota/types';
+import type { ConfigStatus, RuntimeConfig } from '../engine';
+import type { RouterCounters, RouterState } from '../state/routerState';
 
 /** One window as reported: utilisation as a fraction, reset as ISO-8601. */
 export interface WindowReport {

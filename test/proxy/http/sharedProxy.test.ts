@@ -1,10 +1,10 @@
 import { strict as assert } from 'node:assert';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { SharedProxy, type ProxyRole } from '../../src/proxy/sharedProxy';
-import { silentLogger } from '../../src/proxy/log';
-import { accounts, eventually, startHarness } from '../support/routerHarness';
-import { freePort } from '../support/net';
+import { SharedProxy, type ProxyRole } from '../../../src/proxy/http/sharedProxy';
+import { silentLogger } from '../../../src/proxy/log';
+import { accounts, eventually, startHarness } from '../../support/routerHarness';
+import { freePort } from '../../support/net';
 
 describe('one proxy shared by several windows', () => {
   it('the first window leads, the second follows after an identity check, and takes over when the first goes away', async () => {

@@ -1,9 +1,9 @@
 import { strict as assert } from 'node:assert';
 import fc from 'fast-check';
-import { RequestBody } from '../../src/proxy/body';
-import { inspectRequest, MalformedBodyError } from '../../src/proxy/requestInfo';
-import { readClientHead } from '../../src/proxy/clientHead';
-import { sessionIdFromBody, sessionIdFromHeader, sessionIdFromUserId } from '../../src/proxy/sessionKey';
+import { RequestBody } from '../../../src/proxy/http/body';
+import { inspectRequest, MalformedBodyError } from '../../../src/proxy/http/requestInfo';
+import { readClientHead } from '../../../src/proxy/http/clientHead';
+import { sessionIdFromBody, sessionIdFromHeader, sessionIdFromUserId } from '../../../src/proxy/http/sessionKey';
 
 const SID = '2f1b7c1e-9a3d-4a8e-b1b2-3c4d5e6f7a8b';
 const PARENT = '0a1b2c3d-0000-4000-8000-000000000001';

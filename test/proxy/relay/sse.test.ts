@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import fc from 'fast-check';
-import { eventData, forEachEvent, SseEventTooLargeError, SseFramer, SseScanner } from '../../src/proxy/sse';
+import { eventData, forEachEvent, SseEventTooLargeError, SseFramer, SseScanner } from '../../../src/proxy/relay/sse';
 
 const eventArb = fc.record({
   event: fc.constantFrom('message_start', 'content_block_delta', 'ping', 'message_stop', 'error', 'ünïcode'),

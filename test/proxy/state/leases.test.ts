@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { LeaseTable } from '../../src/proxy/leases';
+import { LeaseTable } from '../../../src/proxy/state/leases';
 
 describe('proxy/leases LeaseTable', () => {
   it('counts acquired leases per account and in total', () => {

@@ -5,9 +5,9 @@
  * after Anthropic's own trouble (529 overloaded, 5xx), the status of that
  * trouble: it is not a rate limit of the user's.
  */
-import type { Cooldown, CooldownReason, QuotaSnapshot, QuotaWindow } from '../quota/types';
-import { isRejectionStatus } from '../quota/status';
-import type { AccountMetrics } from '../routing/metrics';
+import type { Cooldown, CooldownReason, QuotaSnapshot, QuotaWindow } from '../../quota/types';
+import { isRejectionStatus } from '../../quota/status';
+import type { AccountMetrics } from '../../routing/metrics';
 
 /** One account's state as this module needs it. */
 export interface RecoveryInput {

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import fc from 'fast-check';
-import { usageFromEvent } from '../../src/proxy/answerUsage';
+import { usageFromEvent } from '../../../src/proxy/relay/answerUsage';
 
 const count = fc.oneof(fc.nat(), fc.constant(0));
 const usageArb = fc.record(

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
-import { accountDescription, accountState, poolSummary, whyNow } from '../../src/proxy/statusView';
-import { accounts, callRouter, routerStatus, startHarness } from '../support/routerHarness';
+import { accountDescription, accountState, poolSummary, whyNow } from '../../../src/proxy/status/statusView';
+import { accounts, callRouter, routerStatus, startHarness } from '../../support/routerHarness';
 
 describe('status presentation (tree, status bar, panel, CLI)', () => {
   it('shows serving/cooling states, utilisation and why an account would or would not be picked', async () => {

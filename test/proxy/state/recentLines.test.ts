@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import fc from 'fast-check';
-import { RecentLines } from '../../src/proxy/recentLines';
+import { RecentLines } from '../../../src/proxy/state/recentLines';
 
 function last(recent: RecentLines, limit: number): string[] {
   const { from, to } = recent.lastSeqs(limit);

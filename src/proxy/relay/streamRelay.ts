@@ -9,10 +9,10 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
-import type { DecisionOutcome, UsageRecord } from '../routing/decision';
+import type { DecisionOutcome, UsageRecord } from '../../routing/decision';
 import { streamErrorType, usageFromEvent } from './answerUsage';
 import { eventData, forEachEvent, MAX_HELD_BYTES, SseFramer, sseErrorFrame } from './sse';
-import type { ClientLink, StreamingBody } from './upstreamCall';
+import type { ClientLink, StreamingBody } from '../upstream/call';
 
 /** What the relay asks of the attempt that runs it. */
 export interface StreamRelayHooks {

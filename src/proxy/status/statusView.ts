@@ -4,7 +4,7 @@
  * an account now. Pure; shared by the VS Code views and the CLI.
  */
 import type { AccountReport, StatusReport } from './status';
-import { formatDuration } from './exhausted';
+import { formatDuration } from '../pipeline/noUsableAccount';
 
 /** The state an account is shown in (tree icon, panel badge). */
 export type AccountState = 'serving' | 'usable' | 'cooling' | 'saturated' | 'needs_sign_in' | 'disabled';

@@ -10,25 +10,25 @@
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
-import type { AccountInfo, Credentials } from '../accounts/types';
-import { RefreshError } from '../accounts/oauth';
-import type { TokenManager } from '../accounts/tokenManager';
-import { classifyResponse, classifyStreamError } from '../quota/classify';
-import { planCooldown } from '../quota/cooldown';
-import { parseUnifiedHeaders } from '../quota/headers';
-import type { ResponseClass } from '../quota/types';
-import type { AttemptRecord, DecisionOutcome, UsageRecord } from '../routing/decision';
-import type { PlanAccount } from '../routing/plan';
-import type { RoutingPolicy } from '../routing/policy';
-import { anthropicErrorBody } from './anthropicError';
-import { usageFromJson } from './answerUsage';
-import { MAX_BODY_BYTES, type RequestBody } from './body';
-import { StreamRelay, type StreamEnd, type StreamRelayHooks } from './streamRelay';
-import { clientHeaderList, upstreamHeaders } from './upstream';
-import type { ClientHead } from './clientHead';
-import { callUpstream, type ClientLink, type UpstreamHead } from './upstreamCall';
-import type { RouterState } from './routerState';
-import type { Logger } from './log';
+import type { AccountInfo, Credentials } from '../../accounts/types';
+import { RefreshError } from '../../accounts/oauth';
+import type { TokenManager } from '../../accounts/tokenManager';
+import { classifyResponse, classifyStreamError } from '../../quota/classify';
+import { planCooldown } from '../../quota/cooldown';
+import { parseUnifiedHeaders } from '../../quota/headers';
+import type { ResponseClass } from '../../quota/types';
+import type { AttemptRecord, DecisionOutcome, UsageRecord } from '../../routing/decision';
+import type { PlanAccount } from '../../routing/plan';
+import type { RoutingPolicy } from '../../routing/policy';
+import { anthropicErrorBody } from '../relay/anthropicError';
+import { usageFromJson } from '../relay/answerUsage';
+import { MAX_BODY_BYTES, type RequestBody } from '../http/body';
+import { StreamRelay, type StreamEnd, type StreamRelayHooks } from '../relay/streamRelay';
+import { clientHeaderList, upstreamHeaders } from '../upstream/agent';
+import type { ClientHead } from '../http/clientHead';
+import { callUpstream, type ClientLink, type UpstreamHead } from '../upstream/call';
+import type { RouterState } from '../state/routerState';
+import type { Logger } from '../log';
 
 /** Header naming the account that served a response (a label, never a token). */
 export const ACCOUNT_HEADER = 'x-claude-router-account';

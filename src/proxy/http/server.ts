@@ -4,7 +4,7 @@
  */
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { anthropicErrorBody } from './anthropicError';
+import { anthropicErrorBody } from '../relay/anthropicError';
 
 export interface ProxyServer {
   /** `http://127.0.0.1:PORT` */

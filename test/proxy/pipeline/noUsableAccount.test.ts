@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { formatDuration } from '../../src/proxy/exhausted';
+import { formatDuration } from '../../../src/proxy/pipeline/noUsableAccount';
 
 describe('durations people read', () => {
   it('uses seconds, minutes, hours and, from two days on, days', () => {
