@@ -1,7 +1,7 @@
 /**
  * Claude Code's own login, for "import": `~/.claude/.credentials.json`
  * (`CLAUDE_CONFIG_DIR` relocates it) holds `claudeAiOauth {accessToken,
- * refreshToken, expiresAt (epoch ms), …}` (anthropic-wire.md §1).
+ * refreshToken, expiresAt (epoch ms), …}` (docs/claude-code-client.md#claude-codes-own-login-import).
  * Importing a login Claude Code keeps using means two parties rotate one
  * refresh token; callers must warn the user.
  */

@@ -1,5 +1,5 @@
 /**
- * Claude's OAuth token endpoint (../shared/reference/anthropic-wire.md §5):
+ * Claude's OAuth token endpoint (docs/anthropic-api.md#oauth):
  * JSON body, public client id, refresh tokens rotate on every refresh.
  */
 import { request } from 'undici';

@@ -1,6 +1,6 @@
 /**
  * "Sign in with Claude": OAuth 2 authorization code with PKCE (S256), the
- * manual copy-code flow Claude Code itself uses (anthropic-wire.md §5): the
+ * manual copy-code flow Claude Code itself uses (docs/anthropic-api.md#oauth): the
  * browser shows `code#state`, the user pastes it back, we exchange it at the
  * token endpoint.
  */

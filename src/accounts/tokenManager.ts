@@ -1,7 +1,7 @@
 /**
  * Access tokens for every account, with single-flight refresh.
  *
- * Rules (anthropic-wire.md §5): one refresh in flight per account, shared by
+ * Rules (docs/anthropic-api.md#refresh-rules): one refresh in flight per account, shared by
  * every caller; re-read the store before refreshing and adopt a newer pair;
  * try to persist the new pair before any waiter uses it; keep the old refresh
  * token when none is returned; `invalid_grant` on a superseded token is a race,

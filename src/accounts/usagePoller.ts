@@ -1,8 +1,8 @@
 /**
  * Polls `GET /api/oauth/usage` for accounts whose quota evidence is missing
- * or due for a refresh (routing-semantics.md: a `refresh_due` snapshot
+ * or due for a refresh (docs/routing.md#freshness: a `refresh_due` snapshot
  * "triggers a usage-endpoint refresh"). The endpoint is itself rate-limited
- * per account and per IP (anthropic-wire.md §3), so calls are paced globally,
+ * per account and per IP (docs/anthropic-api.md#usage-endpoint), so calls are paced globally,
  * jittered, spaced per account, and a 429's `retry-after` pauses all polling.
  * Live response headers are preferred: an account with fresh evidence is
  * never polled. A 403 (long-lived setup-token without `user:profile`) stops

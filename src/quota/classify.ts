@@ -1,8 +1,8 @@
 /**
  * What an upstream response means for routing. Pure: the time is an argument.
  *
- * Source: anthropic-wire.md §3 "The kinds of 429" and "Other statuses", §4 (errors inside a 200
- * SSE stream). The result type is `ResponseClass` (./types.ts).
+ * Source: docs/anthropic-api.md#kinds-of-429, docs/anthropic-api.md#other-statuses and
+ * docs/anthropic-api.md#streaming (errors inside a 200 SSE stream). The result type is `ResponseClass` (./types.ts).
  */
 import { DEFAULT_THROTTLE_MS, WINDOW_EXHAUSTED_FALLBACK_MS } from './constants';
 import { isFamilyKey, modelFamily } from './family';
@@ -25,7 +25,7 @@ export interface ClassifyInput {
   model?: string;
 }
 
-/** The body text Anthropic sends when an account lacks the extra-usage entitlement (anthropic-wire.md §3, 429 kind 5). */
+/** The body text Anthropic sends when an account lacks the extra-usage entitlement (docs/anthropic-api.md#kinds-of-429, kind 5). */
 const ENTITLEMENT = /extra usage is required/i;
 
 /** `error.type` of an Anthropic error body, or undefined when the body is not such JSON. Never throws. */
@@ -50,7 +50,7 @@ function claimFamily(claim: string | undefined): string | undefined {
 }
 
 /**
- * The exhaustion a snapshot shows (429 kinds 1 and 2 of anthropic-wire.md §3), or undefined.
+ * The exhaustion a snapshot shows (429 kinds 1 and 2 of docs/anthropic-api.md#kinds-of-429), or undefined.
  *
  * - 5h and/or 7d status a rejection (`rejected`/`throttled`) → `window_exhausted` naming them, until
  *   the LATEST of their resets (each rejected window without a future reset counts as now + 10 min;
@@ -108,7 +108,7 @@ function exhaustion(snap: QuotaSnapshot, nowMs: number, model: string | undefine
 }
 
 /**
- * Classifies one upstream response (anthropic-wire.md §3):
+ * Classifies one upstream response (docs/anthropic-api.md#kinds-of-429):
  *
  * - 2xx → `success` (even with `status: rejected` headers: that is a 200 served as paid overage);
  * - 529, or an error body whose `error.type` is `overloaded_error` → `overloaded`
@@ -153,7 +153,7 @@ export function classifyResponse(input: ClassifyInput): ResponseClass {
 
 /**
  * Classifies an `event: error` seen inside a 200 SSE stream before any content
- * (anthropic-wire.md §4: `{"type":"error","error":{"type":"overloaded_error"|"rate_limit_error"|"api_error"}}`):
+ * (docs/anthropic-api.md#streaming: `{"type":"error","error":{"type":"overloaded_error"|"rate_limit_error"|"api_error"}}`):
  * `overloaded_error` → `overloaded` (no retry-after); `rate_limit_error` → `throttle` of
  * {@link DEFAULT_THROTTLE_MS} (10 s); `api_error` and anything else → `server_error`.
  * Comparison is case-insensitive and trimmed. `_nowMs` (epoch ms) is accepted for symmetry with

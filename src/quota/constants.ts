@@ -2,23 +2,23 @@
  * Every threshold, floor and ceiling the quota module uses, in one place.
  *
  * All durations are MILLISECONDS; all utilisation thresholds are FRACTIONS (0–1).
- * Protocol facts cited from ../shared/reference/anthropic-wire.md (§3 "Rate-limit
- * evidence") and ../shared/reference/routing-semantics.md ("Freshness").
+ * Protocol facts cited from docs/anthropic-api.md#rate-limit-evidence
+ * and docs/routing.md#freshness.
  */
 
-/** A snapshot (or a window inside one) older than this is stale: 15 min, in ms (routing-semantics.md "Freshness"). */
+/** A snapshot (or a window inside one) older than this is stale: 15 min, in ms (docs/routing.md#freshness). */
 export const STALE_AFTER_MS = 15 * 60_000;
 
 /**
  * Two reset times closer than this describe the same window: 60 s, in ms. The usage endpoint's
  * `resets_at` jitters by under a second between calls; only an advance of a minute or more is a
- * real rollover (anthropic-wire.md §3 "OAuth usage endpoint").
+ * real rollover (docs/anthropic-api.md#usage-endpoint).
  */
 export const RESET_JITTER_MS = 60_000;
 
 /**
  * A numeric reset above this is already epoch MILLISECONDS; at or below it is epoch SECONDS
- * (anthropic-wire.md §3: "values above ~4.1e9 are already ms"). 4.1e9 s is the year 2099;
+ * (docs/anthropic-api.md#units: values above ~4.1e9 are already ms). 4.1e9 s is the year 2099;
  * 4.1e9 ms is February 1970, so the two ranges never overlap for real timestamps.
  */
 export const EPOCH_SECONDS_MAX = 4.1e9;
@@ -28,7 +28,7 @@ export const MAX_EPOCH_MS = 8.64e15;
 
 /**
  * A header utilisation above this FRACTION is kept but reported as an anomaly (it probably means
- * someone sent percent): anthropic-wire.md §3 "log a header value above 1.5 as an anomaly".
+ * someone sent percent): docs/anthropic-api.md#units (a header value above 1.5 is logged as an anomaly).
  */
 export const UTILIZATION_ANOMALY_FRACTION = 1.5;
 
@@ -52,12 +52,12 @@ export const THROTTLE_CEILING_MS = 15 * 60_000;
 
 /**
  * The throttle assumed when a rate-limit signal carries no `retry-after`: 10 s, in ms. Used for a
- * `rate_limit_error` event inside a 200 SSE stream (anthropic-wire.md §4) and for a 429 that
+ * `rate_limit_error` event inside a 200 SSE stream (docs/anthropic-api.md#streaming) and for a 429 that
  * carries rate-limit headers with no rejected window and no `retry-after`.
  */
 export const DEFAULT_THROTTLE_MS = 10_000;
 
-/** An `overloaded` cooldown without `retry-after` lasts this long: 5 s, in ms (anthropic-wire.md §3 "short pause"). */
+/** An `overloaded` cooldown without `retry-after` lasts this long: 5 s, in ms (docs/routing.md#cooldowns). */
 export const OVERLOADED_DEFAULT_MS = 5_000;
 
 /** An `overloaded` cooldown lasts at most this long: 60 s, in ms (529 is Anthropic-wide, not the account). */

@@ -1,7 +1,7 @@
 /**
  * Account-wide cooldowns: planning them from a response class, merging, clearing, querying.
  * Pure: the time is always an argument. Durations come from ./constants.ts; the kinds follow
- * anthropic-wire.md §3 "The kinds of 429" and "Other statuses".
+ * docs/anthropic-api.md#kinds-of-429 and docs/anthropic-api.md#other-statuses.
  */
 import {
   FORBIDDEN_COOLDOWN_MS,
@@ -94,7 +94,7 @@ const CLEARABLE: ReadonlySet<CooldownReason> = new Set<CooldownReason>(['window_
  * - the reason is `window_exhausted` or `throttle` (never `forbidden`, `needs_sign_in`,
  *   `overloaded`, `server_error` — quota headers say nothing about those);
  * - the snapshot is live evidence: `source === 'headers'` (a response from this account), not the
- *   usage endpoint, which lags and is paced (anthropic-wire.md §3 "prefer live header evidence");
+ *   usage endpoint, which lags and is paced (docs/anthropic-api.md#usage-endpoint: prefer live header evidence);
  * - it was observed strictly after the cooldown was set (`observedAtMs > setAtMs`), so the very
  *   response that set the cooldown never clears it;
  * - it shows the account allowed: the unified status is allowed or absent, neither 5h nor 7d is a

@@ -1,7 +1,7 @@
 /**
  * Subscription ("unified") rate-limit response headers → QuotaSnapshot.
  *
- * Source: anthropic-wire.md §3 "Subscription (unified) response headers": prefix
+ * Source: docs/anthropic-api.md#unified-rate-limit-headers: prefix
  * `anthropic-ratelimit-unified-`; `status`, `reset` (epoch SECONDS), `representative-claim`;
  * `5h-*` / `7d-*` and model-scoped `7d_<family>-*` windows with `-status`, `-utilization`
  * (a FRACTION 0–1 as a decimal string, can exceed 1) and `-reset`; `overage-*`. They arrive on
@@ -17,7 +17,7 @@ import type { OverageInfo, QuotaSnapshot, QuotaWindow, ScopedQuotaWindow } from 
 /** Response headers as Node and most HTTP clients expose them: any name case, arrays for repeats. */
 export type HeaderBag = Record<string, string | string[] | undefined>;
 
-/** The common prefix of every subscription rate-limit header (anthropic-wire.md §3). */
+/** The common prefix of every subscription rate-limit header (docs/anthropic-api.md#unified-rate-limit-headers). */
 export const UNIFIED_PREFIX = 'anthropic-ratelimit-unified-';
 
 /** `<prefix>7d_<family>-<field>`; the family may itself contain `-`, `_` or `.`. */
@@ -204,7 +204,7 @@ export function parseUnifiedHeaders(headers: HeaderBag, observedAtMs: number): Q
 /**
  * Human-readable notes about suspicious unified header values, for the caller to log (this module
  * never logs). Reports, per header: a utilisation above 1.5 (probably percent sent where a
- * FRACTION is expected — anthropic-wire.md §3), a negative or non-numeric utilisation, and a
+ * FRACTION is expected — docs/anthropic-api.md#units), a negative or non-numeric utilisation, and a
  * `*reset` value that does not parse. Empty when nothing is odd. Never throws.
  */
 export function headerAnomalies(headers: HeaderBag): string[] {

@@ -1,7 +1,7 @@
 /**
  * Quota evidence: parsing (headers, usage endpoint), merging, response classification and
  * cooldown rules. Everything here is pure — no I/O, no clock, no module state.
- * See ../shared/reference/anthropic-wire.md §3 and routing-semantics.md.
+ * See docs/anthropic-api.md#rate-limit-evidence and docs/routing.md.
  */
 export * from './types';
 export * from './constants';

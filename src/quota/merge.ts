@@ -1,7 +1,7 @@
 /**
  * Merging quota evidence over time. Pure.
  *
- * Rules (routing-semantics.md "Freshness"; anthropic-wire.md §3 "OAuth usage endpoint"):
+ * Rules (docs/routing.md#merging; docs/anthropic-api.md#usage-endpoint):
  * - evidence observed later wins for every group it reports (on equal times, `next` wins);
  * - a group the later evidence does not report is carried over only while its own observation is
  *   not older than {@link STALE_AFTER_MS} (15 min) relative to the merged snapshot's

@@ -1,9 +1,9 @@
 /**
  * Status vocabulary shared by the unified headers and the routing rules.
  *
- * Source: routing-semantics.md "Statuses": `allowed` and `allowed_warning` count as allowed;
+ * Source: docs/routing.md#statuses: `allowed` and `allowed_warning` count as allowed;
  * `rejected` and `throttled` are rejections; any other value is "not allowed" but not a rejection.
- * Header values per anthropic-wire.md §3. Comparison is case-insensitive and ignores surrounding
+ * Header values per docs/anthropic-api.md#unified-rate-limit-headers. Comparison is case-insensitive and ignores surrounding
  * whitespace.
  */
 

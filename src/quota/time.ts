@@ -2,7 +2,7 @@
  * Reset and retry-after parsing. Every result is epoch MILLISECONDS (or a ms duration).
  * Pure: the current time is always an argument.
  *
- * Protocol facts: anthropic-wire.md §3 — header resets are Unix epoch SECONDS ("numeric →
+ * Protocol facts: docs/anthropic-api.md#units — header resets are Unix epoch SECONDS ("numeric →
  * epoch seconds, values above ~4.1e9 are already ms, else Date.parse"); the usage endpoint
  * sends ISO-8601 `resets_at`; `retry-after` is HTTP delta-seconds or an HTTP-date.
  */
@@ -51,7 +51,7 @@ export function parseDateString(value: string): number | undefined {
  * - other strings: ISO-8601 or HTTP-date (see {@link parseDateString});
  * - garbage, `NaN`, negative, 0, empty, beyond the Date range, non-string/number types → undefined.
  *
- * The result is always a positive integer ≤ 8.64e15. Source: anthropic-wire.md §3.
+ * The result is always a positive integer ≤ 8.64e15. Source: docs/anthropic-api.md#units.
  */
 export function parseResetMs(value: unknown): number | undefined {
   if (typeof value === 'string' && !isDecimalString(value)) {
@@ -71,7 +71,7 @@ export function parseResetMs(value: unknown): number | undefined {
  * - an HTTP-date (or ISO date) → that time minus `nowMs`, at least 0;
  * - absent, empty, garbage, or a value that is not finite in ms → undefined.
  *
- * Source: RFC 9110 §10.2.3, as used by Anthropic (anthropic-wire.md §3 "Throttle / burst").
+ * Source: RFC 9110 §10.2.3, as used by Anthropic (docs/anthropic-api.md#kinds-of-429, throttle).
  */
 export function parseRetryAfterMs(value: string | undefined, nowMs: number): number | undefined {
   if (typeof value !== 'string') return undefined;

@@ -4,7 +4,7 @@
  * Units are normalised at the parsing boundary so nothing downstream guesses:
  * utilisation is always a FRACTION (0–1, may exceed 1), times are always epoch
  * MILLISECONDS. Headers report fractions and epoch seconds; the usage endpoint
- * reports percent and ISO-8601 (see ../shared/reference/anthropic-wire.md §3).
+ * reports percent and ISO-8601 (see docs/anthropic-api.md#units).
  */
 
 /** One rate-limit window (5h session, 7d weekly, or a model-scoped weekly window). */
@@ -78,7 +78,7 @@ export interface QuotaSnapshot {
  * What an upstream response means for routing. Produced by `classifyResponse`
  * (src/quota/classify.ts) from the status, headers and (for errors) the small
  * error body; consumed by the attempt loop. The kinds follow
- * ../shared/reference/anthropic-wire.md §3 "The kinds of 429".
+ * docs/anthropic-api.md#kinds-of-429.
  */
 export type ResponseClass =
   /** 2xx: serve it. */

@@ -1,7 +1,7 @@
 /**
  * OAuth usage endpoint body → QuotaSnapshot.
  *
- * Source: anthropic-wire.md §3 "OAuth usage endpoint": `GET /api/oauth/usage` returns
+ * Source: docs/anthropic-api.md#usage-endpoint: `GET /api/oauth/usage` returns
  * `five_hour`, `seven_day`, `seven_day_<family>` (e.g. `seven_day_sonnet`, `seven_day_opus`;
  * null allowed), each `{utilization: PERCENT 0–100, resets_at: ISO-8601 | null}`;
  * `extra_usage {is_enabled, ...}`; newer payloads add `limits[]` entries

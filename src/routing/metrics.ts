@@ -2,7 +2,7 @@
  * Per-account routing metrics, computed per request at time `now` from the
  * account's quota snapshot and cooldown. Pure: no I/O, no clock of its own.
  *
- * Authority: ../shared/reference/routing-semantics.md "Per-account metrics".
+ * Authority: docs/routing.md#per-account-metrics.
  * Every account always has metrics; "no snapshot" is a value, not an absence.
  */
 import type { Cooldown, QuotaSnapshot, QuotaWindow } from '../quota/types';
@@ -70,7 +70,7 @@ export interface AccountMetrics {
   overageEligible: boolean;
   /**
    * min(1 − sessionUsed, 1 − weeklyUsed); null without a usable snapshot or when a ticking 5h or
-   * 7d window lacks its utilisation (routing-semantics.md "headroom-first").
+   * 7d window lacks its utilisation (docs/routing.md#sort-keys).
    */
   headroom: number | null;
 }
@@ -85,7 +85,7 @@ function ticking(w: QuotaWindow | undefined, now: number): w is QuotaWindow & { 
   return w !== undefined && w.resetAtMs !== undefined && w.resetAtMs > 0 && w.resetAtMs > now;
 }
 
-/** Freshness of a snapshot at `now` (routing-semantics.md "Freshness"). */
+/** Freshness of a snapshot at `now` (docs/routing.md#freshness). */
 export function snapshotFreshness(snapshot: QuotaSnapshot | undefined, now: number): QuotaFreshness {
   if (!snapshot) return 'unknown';
   if (now - snapshot.observedAtMs <= STALE_SNAPSHOT_MS) return 'fresh';

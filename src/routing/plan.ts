@@ -2,8 +2,8 @@
  * Route planning: metrics → ranking → affinity / primary → spill, returning the
  * order a request tries and the reason for every placement. Pure.
  *
- * Authority: ../shared/reference/routing-semantics.md "Strategies" and
- * "Precedence, spill, binding".
+ * Authority: docs/routing.md#strategies and
+ * docs/routing.md#precedence-affinity-and-spill.
  */
 import type { AccountMetrics } from './metrics';
 import { DEFAULT_POLICY, type RoutingPolicy } from './policy';

@@ -1,6 +1,6 @@
 /**
  * Account rankings: `expiry-first` (the default, exactly as
- * ../shared/reference/routing-semantics.md specifies) and `headroom-first`.
+ * docs/routing.md#expiry-first specifies) and `headroom-first`.
  * Pure: a function of the candidates and their metrics; no clock, no I/O.
  *
  * Every comparator step that separates two accounts names its reason; the
@@ -141,12 +141,12 @@ function compareWith(tail: Step[], a: RankCandidate, b: RankCandidate, ctx: Rank
   return TIE;
 }
 
-/** The expiry-first comparator (routing-semantics.md steps 1–10). */
+/** The expiry-first comparator (docs/routing.md#expiry-first, steps 1–10). */
 export function compareExpiryFirst(a: RankCandidate, b: RankCandidate, ctx: RankContext): Comparison {
   return compareWith(EXPIRY_FIRST_TAIL, a, b, ctx);
 }
 
-/** The headroom-first comparator (routing-semantics.md "headroom-first"). */
+/** The headroom-first comparator (docs/routing.md#headroom-first). */
 export function compareHeadroomFirst(a: RankCandidate, b: RankCandidate, ctx: RankContext): Comparison {
   return compareWith(HEADROOM_FIRST_TAIL, a, b, ctx);
 }

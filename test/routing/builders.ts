@@ -12,7 +12,7 @@ export const SEC = 1_000;
 export const MIN = 60_000;
 export const HOUR = 60 * MIN;
 export const DAY = 24 * HOUR;
-/** The staleness limit of snapshots and scoped windows (routing-semantics.md "Freshness"). */
+/** The staleness limit of snapshots and scoped windows (docs/routing.md#freshness). */
 export const STALE = 15 * MIN;
 
 /** One window: utilisation (fraction), status, reset as an offset from NOW (`resetIn`) or absolute (`resetAt`). */

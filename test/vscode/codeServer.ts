@@ -5,8 +5,8 @@
  *
  * Install once with `scripts/install-code-server.sh` (`npm test`'s pretest runs it): it caches
  * code-server and its Node 24 under ~/.cache/claude-router and installs Debian's `chromium`.
- * Background: /work/shared/reference/offline-real-clients.md (shared/reference in the
- * steering repo).
+ * Background: docs/testing.md#real-vs-code-without-internet (what was verified to work,
+ * and why).
  *
  * - {@link startCodeServer}: one code-server on a free loopback port, in its own process
  *   group, with a config file and XDG folders of its own (nothing written under ~).

@@ -7,7 +7,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 
-/** Anthropic refuses requests above 32 MB (anthropic-wire.md §2); so do we, locally. */
+/** Anthropic refuses requests above 32 MB (docs/anthropic-api.md#forwarding); so do we, locally. */
 export const MAX_BODY_BYTES = 32 * 1024 * 1024;
 
 export class BodyTooLargeError extends Error {}

@@ -6,7 +6,7 @@
  * reading a request. A repeated single-value header counts by its first line,
  * as node keeps it — except the local-key headers, which node joined (so a
  * repeated key never matched) and whose first line counts here. Forwarding
- * rules: anthropic-wire.md §2.
+ * rules: docs/anthropic-api.md#forwarding.
  */
 
 /** Client headers never forwarded: hop-by-hop, our own, credentials, host, cookies, the body framing. */

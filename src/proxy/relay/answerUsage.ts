@@ -1,7 +1,7 @@
 /**
  * Token usage read from upstream answers: the `usage` object of a JSON
  * message, and of an event stream's `message_start` and `message_delta`
- * events (anthropic-wire.md §3; a delta's counts are cumulative and replace
+ * events (docs/anthropic-api.md#streaming; a delta's counts are cumulative and replace
  * the start's).
  */
 import type { UsageRecord } from '../../routing/decision';

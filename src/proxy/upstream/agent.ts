@@ -1,7 +1,7 @@
 /**
  * The upstream side: which client headers go to Anthropic, which credential
  * replaces the client's, and the undici dispatcher that keeps connections warm.
- * Forwarding rules: anthropic-wire.md §2.
+ * Forwarding rules: docs/anthropic-api.md#forwarding.
  */
 import { Agent, type Dispatcher } from 'undici';
 import type { AccountKind } from '../../accounts/types';

@@ -1,12 +1,12 @@
 /**
  * Decodes an upstream answer that came compressed although the router asks for
- * `accept-encoding: identity` (upstream.ts): a CDN or middlebox in front of the
+ * `accept-encoding: identity` (agent.ts): a CDN or middlebox in front of the
  * API may compress anyway (seen with Cloudflare, claude-relay-service#1039).
  * Read as it came, such a body is neither JSON nor an event stream, and every
  * account would be tried — each one served and billed — before the client got a
  * 502. The router reads usage and stream errors from the bytes it relays, so it
  * relays the decoded bytes, without `content-encoding` (Claude Code accepts
- * identity); anthropic-wire.md §2 allows this instead of passing the compressed
+ * identity); docs/anthropic-api.md#compression allows this instead of passing the compressed
  * bytes through and decoding a copy.
  *
  * Only the codings HTTP clients commonly decode are read (RFC 9110 §8.4.1):

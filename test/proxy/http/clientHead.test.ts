@@ -10,7 +10,7 @@ const pairs = (flat: readonly string[]): [string, string][] => {
   return out;
 };
 
-/** Every header that must never go upstream (anthropic-wire.md §2; anthropic-beta is rebuilt, not copied). */
+/** Every header that must never go upstream (docs/anthropic-api.md#forwarding; anthropic-beta is rebuilt, not copied). */
 const DROPPED = [
   'connection', 'keep-alive', 'proxy-authorization', 'proxy-authenticate', 'proxy-connection', 'te', 'trailer', 'transfer-encoding',
   'upgrade', 'host', 'content-length', 'cookie', 'authorization', 'x-api-key', 'x-claude-router-key', 'accept-encoding', 'expect',
