@@ -5,9 +5,8 @@ import * as esbuild from 'esbuild';
 const watch = process.argv.includes('--watch');
 const base = { outdir: 'dist', bundle: true, platform: 'node', target: 'node20', format: 'cjs', sourcemap: true, logLevel: 'warning' };
 // The CLI without whitespace and comments but with its names, so stack traces in its logs still
-// say which function failed. V8 keeps a script's source in the heap, and the comments of the
-// bundled packages hold characters beyond Latin-1 (’ — →), which made it keep all 2.35 MB as a
-// two-byte string: 4.7 MB, now 1.7 MB. (String literals are ASCII either way: esbuild escapes them.)
+// say which function failed; comments beyond Latin-1 make V8 hold the source as a two-byte string
+// (docs/performance.md). String literals are ASCII either way: esbuild escapes them.
 const cli = {
   ...base,
   entryPoints: { cli: 'src/cli/main.ts', sim: 'src/sim/main.ts' },

@@ -141,7 +141,7 @@ export type OutcomeFacts = Pick<DecisionRecord, 'servedBy' | 'servedByFallback' 
 /**
  * The decision record of one request: its facts, the plan it ran under and its outcome.
  * One object literal with explicit fields, in schema order — this runs on every request,
- * and spreads cost more than the rest of the record together.
+ * where a spread is the slow part (docs/performance.md).
  */
 export function buildDecisionRecord(req: RequestFacts, plan: RoutePlan, policy: RoutingPolicy, out: OutcomeFacts): DecisionRecord {
   return {

@@ -4,7 +4,7 @@
  * The text is exactly what `JSON.stringify(record)` gives for a record in schema order (as
  * `buildDecisionRecord` makes it): the same members in the same order, `undefined` members left
  * out, non-finite numbers as `null`. It is written by hand because it runs on every request and
- * the generic serialiser was the largest single cost the proxy adds to one (docs/performance.md);
+ * the generic serialiser is the proxy's largest own cost there (docs/performance.md);
  * most of a record is its candidates' metrics, and an account's metrics rarely change from one
  * request to the next, so each account's last metrics text is reused while they stay equal.
  */

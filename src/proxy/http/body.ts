@@ -1,7 +1,7 @@
 /**
  * A client's request body, kept once for the whole request (failover resends
  * it) as the chunks Node received — never concatenated on the way upstream:
- * a fresh copy of a 250 KB body costs more than relaying it. Bodies over the
+ * copying a large body costs more than relaying it (docs/performance.md). Bodies over the
  * limit are refused as soon as the limit is crossed rather than after
  * buffering them.
  */

@@ -1,9 +1,8 @@
 /**
  * A client's request head, read in one pass over node:http's raw header list
- * (`req.rawHeaders`: `[name, value, …]` as sent) instead of `req.headers`: that
- * object is in V8's slow dictionary mode, and walking it to copy the forwarded
- * headers into another such object for undici cost more than the rest of
- * reading a request. A repeated single-value header counts by its first line,
+ * (`req.rawHeaders`: `[name, value, …]` as sent) instead of `req.headers`, a
+ * dictionary-mode object that is slow to walk (docs/performance.md).
+ * A repeated single-value header counts by its first line,
  * as node keeps it — except the local-key headers, which node joined (so a
  * repeated key never matched) and whose first line counts here. Forwarding
  * rules: docs/anthropic-api.md#forwarding.

@@ -45,7 +45,7 @@ export interface DecisionLogOptions {
   keep?: number;
   /**
    * Lines are written at most this often, ms (default 100): one file write per batch rather
-   * than per request — a write costs the process more CPU than routing the request. At most
+   * than per request — each write wakes a libuv thread (docs/performance.md). At most
    * this much of the log is lost if the process is killed; `close()` writes the rest.
    * 0 writes once per event-loop turn.
    */

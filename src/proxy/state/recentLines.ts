@@ -1,8 +1,7 @@
 /**
  * The most recent lines of a log, kept as bytes in one ring buffer outside the JavaScript
- * heap. Lines kept as strings (or parsed objects) would each live long enough to be promoted
- * and carried through every old-generation collection; a request-rate stream of them costs the
- * garbage collector more than writing them. Lines are decoded only when read.
+ * heap, so the garbage collector never promotes and re-marks them (docs/performance.md).
+ * Lines are decoded only when read.
  *
  * The ring starts small and doubles (up to its bound) only when the kept lines would not fit
  * otherwise, so its memory follows what `capacity` lines of the actual size need — a ring
