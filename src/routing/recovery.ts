@@ -17,7 +17,7 @@ export interface RecoveryInput {
 }
 
 /** One thing that keeps an account from serving, and until when. */
-export interface Blocker {
+interface Blocker {
   /** `5h window`, `7d window`, `model-scoped window`, `unified window`, `throttle`, `overloaded`, `needs sign-in`, … */
   what: string;
   /** Epoch ms at which it clears; Infinity when that is unknown (no reset known, or needs sign-in). */
@@ -58,7 +58,7 @@ function unifiedBlocker(s: QuotaSnapshot, now: number): Blocker | undefined {
  * only where its metrics count them (fresh evidence, no overage), so the list agrees with
  * `a.metrics.usable`; an unusable account with no blocker found yields one unknown blocker.
  */
-export function blockersOf(a: RecoveryInput, now: number): Blocker[] {
+function blockersOf(a: RecoveryInput, now: number): Blocker[] {
   const m = a.metrics;
   if (m.usable) return [];
   if (m.unusableReason === 'needs_sign_in') return [{ what: 'needs sign-in', untilMs: Infinity }];
