@@ -16,15 +16,17 @@
     return e;
   }
   const pct = (f) => (f === null || f === undefined ? '?' : Math.round(f * 100) + '%');
+  // The rules of formatDuration in src/quota/duration.ts (the webview loads this file as it is,
+  // so it cannot import it): each unit truncated, days and hours from two days on.
   function dur(ms) {
     if (ms === null || ms === undefined || !isFinite(ms)) return '-';
-    const s = Math.max(0, Math.round(ms / 1000));
+    const s = Math.max(0, Math.floor(ms / 1000));
     if (s < 60) return s + ' s';
-    const m = Math.round(s / 60);
+    const m = Math.floor(s / 60);
     if (m < 60) return m + ' min';
     const h = Math.floor(m / 60);
     if (h < 48) return h + ' h' + (m % 60 ? ' ' + (m % 60) + ' min' : '');
-    return Math.round(h / 24) + ' d';
+    return Math.floor(h / 24) + ' d' + (h % 24 ? ' ' + (h % 24) + ' h' : '');
   }
   const until = (iso, now) => (iso ? dur(Date.parse(iso) - now) : '-');
 

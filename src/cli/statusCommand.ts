@@ -9,15 +9,10 @@ import type { StatusReport } from '../proxy/status/status';
 import { configFromArgs, UsageError } from './args';
 import { stateDirOf } from './runtime';
 import { readClientKey, runningProxyUrl } from './stateDir';
-import { formatDuration } from '../proxy/pipeline/noUsableAccount';
+import { timeUntil } from '../proxy/status/statusView';
+import { formatDuration } from '../quota/duration';
 
 const pct = (f: number | null) => (f === null ? '   ?' : `${Math.round(f * 100)}%`.padStart(4));
-
-function until(iso: string | null, now: number): string {
-  if (!iso) return '-';
-  const s = Math.max(0, Math.round((Date.parse(iso) - now) / 1000));
-  return formatDuration(s);
-}
 
 /** Renders a status report as a fixed-width table (labels and numbers only). */
 export function formatStatusTable(s: StatusReport, now = Date.now()): string {
@@ -27,17 +22,17 @@ export function formatStatusTable(s: StatusReport, now = Date.now()): string {
     const note = [
       a.primary ? 'primary' : '',
       a.fallback ? 'fallback' : '',
-      a.coolingUntil ? `${a.coolingReason} ${until(a.coolingUntil, now)}` : '',
+      a.coolingUntil ? `${a.coolingReason} ${timeUntil(a.coolingUntil, now)}` : '',
       a.evidence.freshness !== 'fresh' ? `quota ${a.evidence.freshness}` : '',
     ].filter(Boolean).join(', ');
-    rows.push([a.label, state, pct(a.session.used), until(a.session.resetsAt, now), pct(a.weekly.used), until(a.weekly.resetsAt, now), String(a.inflight), String(a.boundSessions), note]);
+    rows.push([a.label, state, pct(a.session.used), timeUntil(a.session.resetsAt, now), pct(a.weekly.used), timeUntil(a.weekly.resetsAt, now), String(a.inflight), String(a.boundSessions), note]);
   }
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   const lines = rows.map((r) => r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd());
   const p = s.policy;
   lines.push(
     '',
-    `policy: ${p.strategy}, ${p.accountRanking}${p.sessionAffinity ? `, affinity ${Math.round(p.sessionAffinityIdleTtlMs / 60000)} min` : ''}${p.preferPrimary ? ', prefer-primary' : ''}${p.spillInflight ? `, spill at ${p.spillInflight}` : ''}`,
+    `policy: ${p.strategy}, ${p.accountRanking}${p.sessionAffinity ? `, affinity ${formatDuration(p.sessionAffinityIdleTtlMs / 1000)}` : ''}${p.preferPrimary ? ', prefer-primary' : ''}${p.spillInflight ? `, spill at ${p.spillInflight}` : ''}`,
     `usable accounts: ${s.usableAccounts}/${s.accounts.filter((a) => !a.fallback).length}; bound sessions: ${s.boundSessions}; in flight: ${s.inflight}`,
     `config generation ${s.config.generation}${s.config.lastReloadError ? `; last reload rejected: ${s.config.lastReloadError}` : ''}`,
     `requests ${s.counters.requests}, served ${s.counters.served}, failovers ${s.counters.failovers}, no usable account ${s.counters.noUsableAccount}`,

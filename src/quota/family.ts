@@ -2,7 +2,6 @@
  * Model family names, the key of model-scoped windows (`7d_sonnet-*` headers,
  * `seven_day_sonnet` usage fields, `limits[].scope.model.display_name`): anthropic-wire.md §3.
  */
-import { LRUCache } from 'lru-cache';
 
 /** A family key as stored in `QuotaSnapshot.scoped`: lower case, starts with a letter or digit. */
 const FAMILY = /^[a-z0-9][a-z0-9_.-]*$/;
@@ -21,17 +20,9 @@ export function isFamilyKey(family: string): boolean {
  */
 export function modelFamily(model: string | undefined): string | undefined {
   if (typeof model !== 'string') return undefined;
-  // Every request asks this of one of a handful of model ids: remember the answers ('' = none).
-  const known = familyCache.get(model);
-  if (known !== undefined) return known || undefined;
-  let family = '';
   for (const word of model.toLowerCase().split(/[^a-z0-9]+/)) {
     if (word === '' || word === 'claude' || /^\d/.test(word)) continue;
-    family = word;
-    break;
+    return word;
   }
-  familyCache.set(model, family);
-  return family || undefined;
+  return undefined;
 }
-
-const familyCache = new LRUCache<string, string>({ max: 256 });

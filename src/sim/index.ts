@@ -2,7 +2,9 @@
  * Fake Anthropic upstream for tests, the demo, soak tests and benchmarks.
  * Imports nothing from the rest of src/.
  */
-export { startFakeUpstream, OAUTH_BETA, RATE_LIMIT_MESSAGE, EXPIRED_TOKEN_MESSAGE, ENTITLEMENT_MESSAGE } from './fakeUpstream';
+export { startFakeUpstream } from './fakeUpstream';
+export { OAUTH_BETA, EXPIRED_TOKEN_MESSAGE } from './endpoints/request';
+export { RATE_LIMIT_MESSAGE, ENTITLEMENT_MESSAGE } from './endpoints/messages';
 export type {
   FakeUpstream,
   FakeUpstreamOptions,

@@ -6,7 +6,7 @@
 import * as vscode from 'vscode';
 import type { AccountReport, StatusReport } from '../proxy/status/status';
 import { accountDescription, accountState, explainReason, percent, timeUntil, whyNow } from '../proxy/status/statusView';
-import { formatDuration } from '../proxy/pipeline/noUsableAccount';
+import { formatDuration } from '../quota/duration';
 import type { RouterModel } from './routerModel';
 import { ICONS } from './statusBar';
 

@@ -1,64 +1,11 @@
 /**
- * An incremental server-sent-events scanner. It never changes the bytes the
- * client receives (the relay forwards upstream chunks untouched); it only
- * watches them to learn where the stream is: the first meaningful event, the
- * usage, an error, `message_stop`. Only the few small events it needs are
- * JSON-parsed; content deltas are skipped by name.
+ * The one server-sent-events parser: SseFramer cuts a byte stream at event boundaries,
+ * forEachEvent reads the events in the complete part, eventData decodes an event's data on
+ * demand. The relay never changes the bytes the client receives (upstream chunks are forwarded
+ * untouched); it only watches them to learn where the stream is: the first meaningful event,
+ * the usage, an error, `message_stop`. Content deltas are skipped by name, never decoded.
  */
-import { StringDecoder } from 'node:string_decoder';
 import { anthropicErrorBody } from './anthropicError';
-
-/** One parsed event. `data` is the raw data text (joined lines). */
-export interface SseEvent {
-  event: string;
-  data: string;
-}
-
-export class SseScanner {
-  private readonly decoder = new StringDecoder('utf8');
-  private pending = '';
-
-  /** Feeds a chunk; returns the events it completed. */
-  feed(chunk: Buffer): SseEvent[] {
-    this.pending += this.decoder.write(chunk);
-    const events: SseEvent[] = [];
-    for (;;) {
-      const m = /\r?\n\r?\n/.exec(this.pending);
-      if (!m) break;
-      const block = this.pending.slice(0, m.index);
-      this.pending = this.pending.slice(m.index + m[0].length);
-      const ev = parseBlock(block);
-      if (ev) events.push(ev);
-    }
-    return events;
-  }
-
-  /** Bytes received but not yet forming a complete event. */
-  hasPartial(): boolean {
-    return this.pending.trim().length > 0;
-  }
-}
-
-function parseBlock(block: string): SseEvent | undefined {
-  let event = 'message';
-  const data: string[] = [];
-  let any = false;
-  for (const line of block.split(/\r?\n/)) {
-    if (line === '' || line.startsWith(':')) continue;
-    const colon = line.indexOf(':');
-    const field = colon === -1 ? line : line.slice(0, colon);
-    let value = colon === -1 ? '' : line.slice(colon + 1);
-    if (value.startsWith(' ')) value = value.slice(1);
-    if (field === 'event') {
-      event = value;
-      any = true;
-    } else if (field === 'data') {
-      data.push(value);
-      any = true;
-    }
-  }
-  return any ? { event, data: data.join('\n') } : undefined;
-}
 
 /** Formats an Anthropic-shaped `event: error` frame. */
 export function sseErrorFrame(type: string, message: string): string {
@@ -180,8 +127,9 @@ function isField(buf: Buffer, start: number, end: number, name: string): boolean
 
 /**
  * Reads the events in bytes that hold only complete events (an SseFramer's output), in one
- * pass over the lines, with the same field rules as {@link SseScanner}: event names are
- * read from the bytes; data is not decoded, so content deltas cost no string work.
+ * pass over the lines (`\n` or `\r\n`; blank line ends an event; `:` comments and unknown
+ * fields skipped; one space after the colon dropped): event names are read from the bytes;
+ * data is not decoded, so content deltas cost no string work.
  */
 export function forEachEvent(buf: Buffer, visit: EventVisitor): void {
   let pos = 0;
@@ -211,21 +159,45 @@ export function forEachEvent(buf: Buffer, visit: EventVisitor): void {
   if (any) visit(name ?? 'message', buf, blockStart, buf.length);
 }
 
-/** The data text (joined `data:` lines) of the event at `buf[start, end)`. Decodes on call. */
+/** The data text (`data:` lines joined with `\n`) of the event at `buf[start, end)`. Decodes on call. */
 export function eventData(buf: Buffer, start: number, end: number): string {
-  // The usual event has one data line: decode just its value.
-  let value: [number, number] | undefined;
+  // The usual event has one data line: one decode, no join.
+  let first: string | undefined;
+  let more: string[] | undefined;
   for (let pos = start; pos < end; ) {
     let lineEnd = buf.indexOf(LF, pos);
     if (lineEnd < 0 || lineEnd > end) lineEnd = end;
     const contentEnd = lineEnd > pos && buf[lineEnd - 1] === CR ? lineEnd - 1 : lineEnd;
     if (isField(buf, pos, contentEnd, 'data')) {
-      if (value) return parseBlock(buf.toString('utf8', start, end).replace(/\r?\n$/, ''))?.data ?? '';
       let v = Math.min(pos + 5, contentEnd);
       if (buf[v] === SPACE && v < contentEnd) v++;
-      value = [v, contentEnd];
+      const value = buf.toString('utf8', v, contentEnd);
+      if (first === undefined) first = value;
+      else (more ??= [first]).push(value);
     }
     pos = lineEnd + 1;
   }
-  return value ? buf.toString('utf8', value[0], value[1]) : '';
+  return more ? more.join('\n') : first ?? '';
+}
+
+/** One parsed event: its name (`message` when unnamed) and its data text. */
+export interface SseEvent {
+  event: string;
+  data: string;
+}
+
+/** Events as objects, for readers off the hot path (a window following the leader's `/events`). */
+export class SseScanner {
+  private readonly framer = new SseFramer();
+
+  /**
+   * Feeds a chunk; returns the events it completed.
+   * @throws SseEventTooLargeError when an unfinished event passes MAX_HELD_BYTES
+   */
+  feed(chunk: Buffer): SseEvent[] {
+    const events: SseEvent[] = [];
+    const complete = this.framer.push(chunk);
+    if (complete) forEachEvent(complete, (event, buf, start, end) => events.push({ event, data: eventData(buf, start, end) }) > 0);
+    return events;
+  }
 }

@@ -4,7 +4,7 @@
  * an account now. Pure; shared by the VS Code views and the CLI.
  */
 import type { AccountReport, StatusReport } from './status';
-import { formatDuration } from '../pipeline/noUsableAccount';
+import { formatDuration } from '../../quota/duration';
 
 /** The state an account is shown in (tree icon, panel badge). */
 export type AccountState = 'serving' | 'usable' | 'cooling' | 'saturated' | 'needs_sign_in' | 'disabled';
@@ -23,10 +23,10 @@ export function percent(f: number | null | undefined): string {
   return f === null || f === undefined ? '?' : `${Math.round(f * 100)}%`;
 }
 
-/** Time until an ISO instant, e.g. `2 h 5 min`; `-` when unknown. */
+/** Time from `now` (epoch ms) until an ISO instant, e.g. `2 h 5 min` (`0 s` once past); `-` when unknown. */
 export function timeUntil(iso: string | null | undefined, now: number): string {
   if (!iso) return '-';
-  return formatDuration(Math.max(0, Math.round((Date.parse(iso) - now) / 1000)));
+  return formatDuration((Date.parse(iso) - now) / 1000);
 }
 
 /** The one-line description next to an account: `5h 35% · 7d 62% · resets 2 h`. */

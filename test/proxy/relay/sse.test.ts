@@ -2,6 +2,29 @@ import { strict as assert } from 'node:assert';
 import fc from 'fast-check';
 import { eventData, forEachEvent, SseEventTooLargeError, SseFramer, SseScanner } from '../../../src/proxy/relay/sse';
 
+/** A plain string reading of the SSE grammar (the WHATWG event-stream rules the router relies on), as the oracle. */
+function stringScan(text: string): string[][] {
+  const events: string[][] = [];
+  for (const block of text.split(/\r?\n\r?\n/).slice(0, -1)) {
+    let event = 'message';
+    const data: string[] = [];
+    let any = false;
+    for (const line of block.split(/\r?\n/)) {
+      if (line === '' || line.startsWith(':')) continue;
+      const colon = line.indexOf(':');
+      const field = colon === -1 ? line : line.slice(0, colon);
+      let value = colon === -1 ? '' : line.slice(colon + 1);
+      if (value.startsWith(' ')) value = value.slice(1);
+      if (field === 'event') event = value;
+      else if (field === 'data') data.push(value);
+      else continue;
+      any = true;
+    }
+    if (any) events.push([event, data.join('\n')]);
+  }
+  return events;
+}
+
 const eventArb = fc.record({
   event: fc.constantFrom('message_start', 'content_block_delta', 'ping', 'message_stop', 'error', 'ünïcode'),
   data: fc.oneof(fc.json(), fc.constant('{"type":"ping"}')).map((d) => d.replace(/[\r\n]/g, ' ')),
@@ -48,7 +71,7 @@ function scanAll(chunks: Buffer[]): { seen: string[][]; framer: SseFramer } {
 /** The bytes of `text`, cut into reads of the given sizes, give the string scanner's events, and nothing is left held. */
 function assertScansLikeStringScanner(text: string, cuts: number[], label?: string): void {
   const bytes = Buffer.from(text, 'utf8');
-  const expected = new SseScanner().feed(bytes).map((e) => [e.event, e.data]);
+  const expected = stringScan(text);
   const { seen, framer } = scanAll(chunked(bytes, cuts));
   assert.deepEqual(seen, expected, label);
   assert.equal(framer.hasPartial(), false, label);
@@ -97,5 +120,12 @@ describe('SSE framing and scanning', () => {
       const cuts = Array.from({ length: Math.ceil(Buffer.byteLength(stream) / size) }, () => size);
       assertScansLikeStringScanner(stream, cuts, `${size}-byte reads`);
     }
+  });
+
+  it('gives the same events as objects to readers off the hot path (SseScanner)', () => {
+    const stream = 'event: changed\r\ndata: {}\r\n\r\n: ping\n\nevent: changed\ndata: a\ndata: b\n\nevent: half';
+    const scanner = new SseScanner();
+    const seen = chunked(Buffer.from(stream), [3, 17, 1, 9]).flatMap((c) => scanner.feed(c).map((e) => [e.event, e.data]));
+    assert.deepEqual(seen, stringScan(stream));
   });
 });
