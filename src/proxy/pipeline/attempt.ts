@@ -1,6 +1,7 @@
 /**
- * The attempt loop: try the planned accounts in order, classify each upstream
- * answer, set cooldowns, and relay the first good response. Failover happens
+ * The attempt loop (step 6): try the planned accounts in order, classify each
+ * upstream answer, set cooldowns, and commit the first good response to the
+ * client (through clientAnswer.ts and streamRelay.ts). Failover happens
  * only before the first byte reaches the client: a stream is read up to its
  * first meaningful event (not `ping`) before it is committed. After commit a
  * failure ends the stream with an Anthropic-shaped `event: error` — never a
@@ -8,32 +9,25 @@
  *
  * Every lease is acquired and released here, in one `finally` per attempt.
  */
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
-import type { AccountInfo, Credentials } from '../../accounts/types';
+import type { Credentials } from '../../accounts/types';
 import { RefreshError } from '../../accounts/oauth';
-import type { TokenManager } from '../../accounts/tokenManager';
 import { classifyResponse, classifyStreamError } from '../../quota/classify';
 import { planCooldown } from '../../quota/cooldown';
 import { parseUnifiedHeaders } from '../../quota/headers';
 import type { ResponseClass } from '../../quota/types';
 import type { AttemptRecord, DecisionOutcome, UsageRecord } from '../../routing/decision';
 import type { PlanAccount } from '../../routing/plan';
-import type { RoutingPolicy } from '../../routing/policy';
-import { anthropicErrorBody } from '../relay/anthropicError';
+import { MAX_BODY_BYTES } from '../http/body';
 import { usageFromJson } from '../relay/answerUsage';
-import { MAX_BODY_BYTES, type RequestBody } from '../http/body';
+import { commitStreamHead, sendUpstreamAnswer, syntheticAnswer, type HeldAnswer } from '../relay/clientAnswer';
 import { StreamRelay, type StreamEnd, type StreamRelayHooks } from '../relay/streamRelay';
-import { clientHeaderList, upstreamHeaders } from '../upstream/agent';
-import type { ClientHead } from '../http/clientHead';
-import { callUpstream, type ClientLink, type UpstreamHead } from '../upstream/call';
-import type { RouterState } from '../state/routerState';
-import type { Logger } from '../log';
-
-/** Header naming the account that served a response (a label, never a token). */
-export const ACCOUNT_HEADER = 'x-claude-router-account';
-/** Header carrying the router's id of the request (the decision record's `requestId`). */
-export const REQUEST_ID_HEADER = 'x-claude-router-request-id';
+import { upstreamHeaders } from '../upstream/agent';
+import { callUpstream, ClientLink, type UpstreamHead } from '../upstream/call';
+import { bindOnCommit } from './bind';
+import type { AttemptOutcome, RequestContext, RouterServices } from './context';
+import { isConfigured, usableNow } from './eligibility';
 
 /** Server errors retried on other accounts before the last one is returned. */
 const MAX_SERVER_ERROR_ROTATIONS = 2;
@@ -46,151 +40,105 @@ const MAX_ERROR_BODY = 1 << 20;
 /** Successful non-stream answers are buffered whole (failover on a broken one); none is anywhere near this. */
 const MAX_ANSWER_BODY = MAX_BODY_BYTES;
 
-/** Everything one request's attempts share. */
-export interface AttemptRequest {
-  req: IncomingMessage;
-  /** The client's request head (the forwarded headers, the betas). */
-  head: ClientHead;
-  res: ServerResponse;
-  body: RequestBody;
-  /** Path with query string, as received. */
-  pathWithQuery: string;
-  model: string | null;
-  order: readonly PlanAccount[];
-  accounts: ReadonlyMap<string, AccountInfo>;
-  policy: RoutingPolicy;
-  /**
-   * A `/v1/messages` call: it holds a lease while it runs, and its answers set the account's
-   * state (cooldowns, needs-sign-in, a token refresh on 401). `count_tokens` and `models` do
-   * neither — Anthropic limits token counting apart from Messages, and an endpoint's 403 or 429
-   * says nothing about serving messages — and they try at most two accounts; the quota
-   * headers of their answers are still recorded (they describe the account's windows).
-   */
-  forMessages: boolean;
-  requestId: string;
-  /** Called once when a response is committed to the client, with the serving account. */
-  onCommit: (account: PlanAccount, attempted: ReadonlySet<string>) => void;
-  /** Whether the client is still there; its going away aborts the running upstream call. */
-  client: ClientLink;
-}
-
-/** Services the loop uses. */
-export interface AttemptServices {
-  state: RouterState;
-  tokens: TokenManager;
-  dispatcher: Dispatcher;
-  upstreamOrigin: string;
-  log: Logger;
-  now: () => number;
-  /** Re-evaluates whether an account is usable now for a request of `model` (earlier attempts may have changed it). */
-  usableNow: (account: string, model: string | null) => boolean;
-  /** Whether the account is still configured (a reload may remove it mid-request; its state must not come back). */
-  known: (account: string) => boolean;
-}
-
-/** What the loop did. */
-export interface AttemptOutcome {
-  /** `exhausted`: nothing was written; the caller answers "no usable account". */
-  outcome: DecisionOutcome | 'exhausted';
-  /** Some usable account was skipped only because it was at `max-inflight-per-account`. */
-  cappedOut?: boolean;
-  /** The answer was a server-sent-event stream. */
-  streamed: boolean;
-  status: number;
-  servedBy: PlanAccount | null;
-  attempts: AttemptRecord[];
-  usage: UsageRecord | null;
-}
-
-/** A failed upstream answer the client may still receive (when nothing better is left). */
-interface HeldResponse {
-  status: number;
-  headers: IncomingHttpHeaders;
-  body: Buffer;
-  account: string;
-}
-
+/** A failed attempt's next move, or the request's end. */
 type Step =
   | { next: 'served'; status: number; outcome: DecisionOutcome; usage: UsageRecord | null; streamed: boolean }
-  | { next: 'rotate'; held?: HeldResponse }
-  | { next: 'return'; held: HeldResponse }
+  | { next: 'rotate'; held?: HeldAnswer }
+  | { next: 'return'; held: HeldAnswer }
   | { next: 'abort' };
 
-/** Runs the attempt loop and writes the client's response (except the "no usable account" answer). */
-export async function runAttempts(r: AttemptRequest, s: AttemptServices): Promise<AttemptOutcome> {
+/**
+ * Step 6: tries the planned accounts and relays the first good answer as it commits (binding
+ * the session then); sets `ctx.outcome` to what happened. A held upstream error and "no usable
+ * account" are left for the relay step to answer.
+ */
+export async function attempt(ctx: RequestContext): Promise<void> {
+  const { res, services: s } = ctx;
+  const client = (ctx.client = new ClientLink());
+  const onClose = () => {
+    if (!res.writableFinished) client.markGone();
+  };
+  res.on('close', onClose);
+  const forMessages = ctx.route === 'messages';
+  const cap = ctx.generation.config.policy.maxInflightPerAccount;
   const attempts: AttemptRecord[] = [];
   const attempted = new Set<string>();
-  let held: HeldResponse | undefined;
+  let outcome: AttemptOutcome | undefined;
+  let held: HeldAnswer | undefined;
   let requestScopedRotated = false;
   let serverErrorRotations = 0;
   let cappedOut = false;
-
-  for (const account of r.order) {
-    if (r.client.gone) return { outcome: 'client_abort', status: 499, servedBy: null, attempts, usage: null, streamed: false };
-    if (!s.usableNow(account.id, r.model)) continue;
-    const cap = r.policy.maxInflightPerAccount;
-    if (r.forMessages && cap > 0 && !account.fallback && s.state.leases.inflight(account.id) >= cap) {
-      cappedOut = true;
-      continue;
-    }
-    if (!r.forMessages && attempted.size >= MAX_ACCOUNTS_OUTSIDE_MESSAGES) break;
-    attempted.add(account.id);
-    const lease = r.forMessages && !account.fallback ? s.state.leases.acquire(account.id) : undefined;
-    let step: Step;
-    try {
-      step = await attemptOne(r, s, account, attempts, attempted);
-    } finally {
-      lease?.release();
-    }
-    if (step.next === 'served') return { outcome: step.outcome, status: step.status, servedBy: account, attempts, usage: step.usage, streamed: step.streamed };
-    if (step.next === 'abort') return { outcome: 'client_abort', status: 499, servedBy: null, attempts, usage: null, streamed: false };
-    if (step.next === 'return') {
-      held = step.held;
-      break;
-    }
-    held = step.held ?? held;
-    const last = attempts[attempts.length - 1];
-    if (last?.result === 'request_scoped') {
-      if (requestScopedRotated) {
+  try {
+    for (const account of ctx.plan.order) {
+      if (client.gone) {
+        outcome = unserved('client_abort', 499, attempts);
         break;
       }
-      requestScopedRotated = true;
+      if (!usableNow(ctx, account.id)) continue;
+      if (forMessages && cap > 0 && !account.fallback && s.state.leases.inflight(account.id) >= cap) {
+        cappedOut = true;
+        continue;
+      }
+      if (!forMessages && attempted.size >= MAX_ACCOUNTS_OUTSIDE_MESSAGES) break;
+      attempted.add(account.id);
+      const lease = forMessages && !account.fallback ? s.state.leases.acquire(account.id) : undefined;
+      let step: Step;
+      try {
+        step = await attemptOne(ctx, account, attempts, attempted);
+      } finally {
+        lease?.release();
+      }
+      if (step.next === 'served') {
+        outcome = { outcome: step.outcome, cappedOut: false, status: step.status, servedBy: account, attempts, usage: step.usage, streamed: step.streamed, held: undefined };
+        break;
+      }
+      if (step.next === 'abort') {
+        outcome = unserved('client_abort', 499, attempts);
+        break;
+      }
+      if (step.next === 'return') {
+        held = step.held;
+        break;
+      }
+      held = step.held ?? held;
+      const last = attempts[attempts.length - 1];
+      if (last?.result === 'request_scoped') {
+        if (requestScopedRotated) break;
+        requestScopedRotated = true;
+      }
+      if (last && TRANSIENT_RESULTS.has(last.result)) {
+        if (serverErrorRotations >= MAX_SERVER_ERROR_ROTATIONS) break;
+        serverErrorRotations++;
+      }
+      s.state.counters.failovers++;
+      s.log.info(`failover ${ctx.requestId}: ${account.id} → next (${last?.result ?? 'skipped'})`);
     }
-    if (last && TRANSIENT_RESULTS.has(last.result)) {
-      if (serverErrorRotations >= MAX_SERVER_ERROR_ROTATIONS) break;
-      serverErrorRotations++;
-    }
-    s.state.counters.failovers++;
-    s.log.info(`failover ${r.requestId}: ${account.id} → next (${last?.result ?? 'skipped'})`);
+    ctx.outcome = outcome ?? nothingServed(ctx, held, cappedOut, attempts);
+  } finally {
+    res.off('close', onClose);
   }
-
-  // A 429 when no account is usable any more: the pool-wide answer (earliest recovery, which
-  // window) helps the client more than the last account's own 429. Any other failure — 5xx,
-  // 529, a dead connection, a header-less 429 while accounts remain — is relayed as it came.
-  const poolExhausted = held?.status === 429 && !r.order.some((a) => s.usableNow(a.id, r.model));
-  if (held && !poolExhausted && !r.res.headersSent) {
-    relayHeld(r, held);
-    return { outcome: held.status >= 500 ? 'upstream_error' : 'client_error', status: held.status, servedBy: null, attempts, usage: null, streamed: false };
-  }
-  return { outcome: 'exhausted', cappedOut, status: 429, servedBy: null, attempts, usage: null, streamed: false };
 }
 
-function relayHeld(r: AttemptRequest, held: HeldResponse): void {
-  r.res.writeHead(
-    held.status,
-    clientHeaderList(held.headers, [ACCOUNT_HEADER, held.account, REQUEST_ID_HEADER, r.requestId, 'content-length', String(held.body.length)]),
-  );
-  r.res.end(held.body);
+/**
+ * No account served. A 429 when no account is usable any more gets the pool-wide answer
+ * (earliest recovery, which window): it helps the client more than the last account's own 429.
+ * Any other failure — 5xx, 529, a dead connection, a header-less 429 while accounts remain — is
+ * relayed as it came.
+ */
+function nothingServed(ctx: RequestContext, held: HeldAnswer | undefined, cappedOut: boolean, attempts: AttemptRecord[]): AttemptOutcome {
+  const poolExhausted = held?.status === 429 && !ctx.plan.order.some((a) => usableNow(ctx, a.id));
+  if (held && !poolExhausted && !ctx.res.headersSent) return unserved(held.status >= 500 ? 'upstream_error' : 'client_error', held.status, attempts, held);
+  return unserved('no_usable_account', 429, attempts, undefined, cappedOut);
 }
 
-async function attemptOne(
-  r: AttemptRequest,
-  s: AttemptServices,
-  account: PlanAccount,
-  attempts: AttemptRecord[],
-  attempted: Set<string>,
-): Promise<Step> {
-  const info = r.accounts.get(account.id);
+/** An outcome with no serving account. */
+function unserved(outcome: DecisionOutcome, status: number, attempts: AttemptRecord[], held?: HeldAnswer, cappedOut = false): AttemptOutcome {
+  return { outcome, cappedOut, status, servedBy: null, attempts, usage: null, streamed: false, held };
+}
+
+async function attemptOne(ctx: RequestContext, account: PlanAccount, attempts: AttemptRecord[], attempted: Set<string>): Promise<Step> {
+  const s = ctx.services;
+  const info = ctx.generation.accountsByLabel.get(account.id);
   if (!info) return { next: 'rotate' };
   let creds: Credentials;
   try {
@@ -198,30 +146,30 @@ async function attemptOne(
   } catch (err) {
     return signInFailure(s, account.id, err, attempts);
   }
-  const method = r.req.method as Dispatcher.HttpMethod;
+  const method = ctx.req.method as Dispatcher.HttpMethod;
   let refreshed = false;
   let reconnected = false;
   for (;;) {
     const t0 = s.now();
     // Per call: a chunk list is read once.
-    const body = method === 'GET' || method === 'HEAD' ? undefined : r.body.forUpstream();
-    const headers = upstreamHeaders(r.head, info.kind, creds.accessToken);
+    const body = method === 'GET' || method === 'HEAD' ? undefined : ctx.body.forUpstream();
+    const headers = upstreamHeaders(ctx.head, info.kind, creds.accessToken);
     // A chunk list has no length undici can see; without one it would send the body chunked.
-    if (body !== undefined && !Buffer.isBuffer(body)) headers.push('content-length', String(r.body.length));
+    if (body !== undefined && !Buffer.isBuffer(body)) headers.push('content-length', String(ctx.body.length));
     let ms = 0;
     let status = 0;
     const call = await callUpstream<StreamEnd>(
       s.dispatcher,
       // undici takes an Iterable body (docs/api/Dispatcher.md, dispatch options); its types lag behind.
-      { origin: s.upstreamOrigin, path: r.pathWithQuery, method, headers, body: body as Dispatcher.DispatchOptions['body'] },
-      r.client,
+      { origin: ctx.generation.config.upstreamBaseUrl, path: ctx.url, method, headers, body: body as Dispatcher.DispatchOptions['body'] },
+      ctx.client,
       (head, controller, settle) => {
         ms = s.now() - t0;
         status = head.status;
         const snapshot = parseUnifiedHeaders(head.headers, s.now());
-        if (snapshot && s.known(account.id)) s.state.recordEvidence(account.id, snapshot, t0);
+        if (snapshot && isConfigured(s, account.id)) s.state.recordEvidence(account.id, snapshot, t0);
         if (status >= 200 && status < 300 && isEventStream(head.headers)) {
-          return { stream: new StreamRelay(r.res, r.client, controller, streamHooks(r, s, account, head, attempts, () => ms, attempted), settle) };
+          return { stream: new StreamRelay(ctx.res, ctx.client, controller, streamHooks(ctx, account, head, attempts, () => ms, attempted), settle) };
         }
         // Successful answers are relayed whole; error bodies are only read to classify them.
         return { buffer: status >= 200 && status < 300 ? MAX_ANSWER_BODY : MAX_ERROR_BODY };
@@ -229,7 +177,7 @@ async function attemptOne(
     );
 
     if (call.kind === 'failed') {
-      if (r.client.gone) {
+      if (ctx.client.gone) {
         // The upstream may have the request (and charge it): the attempt stays on record.
         attempts.push({ account: account.id, status: 0, result: 'client_abort', ms: s.now() - t0 });
         return { next: 'abort' };
@@ -243,27 +191,30 @@ async function attemptOne(
         reconnected = true;
         continue;
       }
-      return { next: 'rotate', held: syntheticHeld(account.id, 502, 'api_error', 'Claude Router could not reach the Anthropic API.') };
+      return { next: 'rotate', held: syntheticAnswer(account.id, 502, 'api_error', 'Claude Router could not reach the Anthropic API.') };
     }
     if (call.kind === 'streamed') {
       const end = call.value;
       if (end.kind === 'served') return { next: 'served', status, outcome: end.outcome, usage: end.usage, streamed: true };
       if (end.kind === 'client_gone') return { next: 'abort' };
-      return { next: 'rotate', held: syntheticHeld(account.id, end.status, end.type, end.message) };
+      return { next: 'rotate', held: syntheticAnswer(account.id, end.status, end.type, end.message) };
     }
-    if (status >= 200 && status < 300) return relayJson(r, s, account, call, attempts, ms, attempted);
+    if (status >= 200 && status < 300) return relayJson(ctx, account, call, attempts, ms, attempted);
 
     // An error answer (a broken error body is still an error answer).
     const now = s.now();
     const { head } = call;
-    const cls = classifyResponse({ status, headers: head.headers, body: call.body.toString('utf8'), nowMs: now, model: r.model ?? undefined });
+    const cls = classifyResponse({ status, headers: head.headers, body: call.body.toString('utf8'), nowMs: now, model: ctx.info.model ?? undefined });
     attempts.push({ account: account.id, status, result: cls.kind, ms });
-    const held: HeldResponse = call.truncated
+    const held: HeldAnswer = call.truncated
       ? // Cut at the read limit, it is no Anthropic error any more: its status and headers, our body.
-        { status, headers: { ...head.headers, 'content-type': 'application/json' }, body: errorBody('api_error', `Claude Router: the upstream's ${status} answer was over ${MAX_ERROR_BODY} bytes and was not relayed.`), account: account.id }
+        syntheticAnswer(account.id, status, 'api_error', `Claude Router: the upstream's ${status} answer was over ${MAX_ERROR_BODY} bytes and was not relayed.`, {
+          ...head.headers,
+          'content-type': 'application/json',
+        })
       : { status, headers: head.headers, body: call.body, account: account.id };
 
-    if (!r.forMessages) return { next: cls.kind === 'client_error' ? 'return' : 'rotate', held };
+    if (ctx.route !== 'messages') return { next: cls.kind === 'client_error' ? 'return' : 'rotate', held };
     if (cls.kind === 'unauthorized' && info.kind === 'oauth' && !refreshed) {
       try {
         creds = await s.tokens.refresh(account.id, creds.accessToken);
@@ -276,7 +227,7 @@ async function attemptOne(
       }
     }
     if (cls.kind === 'unauthorized') {
-      if (s.known(account.id)) s.state.markNeedsSignIn(account.id, 'upstream rejected the credentials (401)');
+      if (isConfigured(s, account.id)) s.state.markNeedsSignIn(account.id, 'upstream rejected the credentials (401)');
       return { next: 'rotate', held };
     }
     applyCooldown(s, account.id, cls, now);
@@ -302,35 +253,27 @@ function isEventStream(headers: IncomingHttpHeaders): boolean {
 }
 
 /** What the event-stream relay of one attempt does at its milestones. */
-function streamHooks(
-  r: AttemptRequest,
-  s: AttemptServices,
-  account: PlanAccount,
-  head: UpstreamHead,
-  attempts: AttemptRecord[],
-  ms: () => number,
-  attempted: Set<string>,
-): StreamRelayHooks {
+function streamHooks(ctx: RequestContext, account: PlanAccount, head: UpstreamHead, attempts: AttemptRecord[], ms: () => number, attempted: Set<string>): StreamRelayHooks {
+  const s = ctx.services;
   return {
     commit: () => {
-      r.onCommit(account, attempted);
-      r.body.release();
-      // No flush: the head goes out with the first events, in one write.
-      r.res.writeHead(head.status, clientHeaderList(head.headers, [ACCOUNT_HEADER, account.id, REQUEST_ID_HEADER, r.requestId]));
+      bindOnCommit(ctx, account, attempted);
+      ctx.body.release();
+      commitStreamHead(ctx.res, head, account.id, ctx.requestId);
     },
     record: (result) => attempts.push({ account: account.id, status: head.status, result, ms: ms() }),
     errorBeforeContent: (type) => {
       const cls = classifyStreamError(type, s.now());
-      if (r.forMessages) applyCooldown(s, account.id, cls, s.now());
+      if (ctx.route === 'messages') applyCooldown(s, account.id, cls, s.now());
       return `stream_${cls.kind}`;
     },
     warn: (message) => s.log.warn(`upstream ${account.id}: ${message}`),
   };
 }
 
-function signInFailure(s: AttemptServices, label: string, err: unknown, attempts: AttemptRecord[]): Step {
+function signInFailure(s: RouterServices, label: string, err: unknown, attempts: AttemptRecord[]): Step {
   const failure = err instanceof RefreshError ? err.failure : 'network';
-  if (!s.known(label)) {
+  if (!isConfigured(s, label)) {
     // Removed while this request ran: record nothing about it.
   } else if (failure === 'network') {
     s.state.setCooldown(label, { untilMs: s.now() + 30_000, reason: 'server_error', setAtMs: s.now() });
@@ -342,57 +285,47 @@ function signInFailure(s: AttemptServices, label: string, err: unknown, attempts
   return { next: 'rotate' };
 }
 
-function applyCooldown(s: AttemptServices, label: string, cls: ResponseClass, now: number): void {
+function applyCooldown(s: RouterServices, label: string, cls: ResponseClass, now: number): void {
   const cooldown = planCooldown(cls, now);
-  if (!cooldown || !s.known(label)) return;
+  if (!cooldown || !isConfigured(s, label)) return;
   s.state.setCooldown(label, cooldown);
   s.log.info(`cooldown ${label}: ${cooldown.reason} until ${new Date(cooldown.untilMs).toISOString()}`);
 }
 
 function relayJson(
-  r: AttemptRequest,
-  s: AttemptServices,
+  ctx: RequestContext,
   account: PlanAccount,
   call: { head: UpstreamHead; body: Buffer; error?: Error; truncated: boolean },
   attempts: AttemptRecord[],
   ms: number,
   attempted: Set<string>,
 ): Step {
+  const s = ctx.services;
   const { status, headers } = call.head;
   const record = (result: string) => attempts.push({ account: account.id, status, result, ms });
-  if (r.client.gone) {
+  if (ctx.client.gone) {
     record('client_abort');
     return { next: 'abort' };
   }
   if (call.truncated) {
     record('body_too_large');
     s.log.warn(`upstream ${account.id}: a ${status} answer over ${MAX_ANSWER_BODY} bytes`);
-    return { next: 'rotate', held: syntheticHeld(account.id, 502, 'api_error', 'Claude Router: the upstream answer was too large to relay.') };
+    return { next: 'rotate', held: syntheticAnswer(account.id, 502, 'api_error', 'Claude Router: the upstream answer was too large to relay.') };
   }
   if (call.error) {
     record('body_failed');
     s.log.warn(`upstream ${account.id}: body failed (${call.error.message})`);
-    return { next: 'rotate', held: syntheticHeld(account.id, 502, 'api_error', 'Claude Router: the upstream answer broke off.') };
+    return { next: 'rotate', held: syntheticAnswer(account.id, 502, 'api_error', 'Claude Router: the upstream answer broke off.') };
   }
   const usage = usageFromJson(call.body);
   if (usage === undefined && String(headers['content-type'] ?? '').includes('json')) {
     // A 200 whose JSON does not parse is a broken answer, not a success: try another account.
     record('invalid_json');
     s.log.warn(`upstream ${account.id}: 200 with an unreadable JSON body`);
-    return { next: 'rotate', held: syntheticHeld(account.id, 502, 'api_error', 'Claude Router: upstream answered 200 with an unreadable body.') };
+    return { next: 'rotate', held: syntheticAnswer(account.id, 502, 'api_error', 'Claude Router: upstream answered 200 with an unreadable body.') };
   }
-  r.onCommit(account, attempted);
+  bindOnCommit(ctx, account, attempted);
   record('success');
-  r.res.writeHead(status, clientHeaderList(headers, [ACCOUNT_HEADER, account.id, REQUEST_ID_HEADER, r.requestId, 'content-length', String(call.body.length)]));
-  r.res.end(call.body);
+  sendUpstreamAnswer(ctx.res, call.head, call.body, account.id, ctx.requestId);
   return { next: 'served', status, outcome: 'success', usage: usage ?? null, streamed: false };
-}
-
-/** A response the router makes up for a failure that has no HTTP answer of its own (a stream error, a dead connection). */
-function syntheticHeld(account: string, status: number, type: string, message: string): HeldResponse {
-  return { status, headers: { 'content-type': 'application/json' }, body: errorBody(type, message), account };
-}
-
-function errorBody(type: string, message: string): Buffer {
-  return Buffer.from(anthropicErrorBody(type, message));
 }
