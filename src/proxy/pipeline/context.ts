@@ -63,7 +63,7 @@ export interface AttemptOutcome {
 }
 
 /** A body-less request's facts: no model, no session. */
-const NO_INFO: RequestInfo = Object.freeze({ model: null, sessionId: null, stream: null });
+const NO_INFO: Readonly<RequestInfo> = { model: null, sessionId: null, stream: null };
 
 /** Request ids: a random per-process prefix and a counter (unique without a random draw per request). */
 const ID_PREFIX = randomBytes(6).toString('base64url');
