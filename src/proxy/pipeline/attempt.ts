@@ -40,8 +40,8 @@ const MAX_ERROR_BODY = 1 << 20;
 /** Successful non-stream answers are buffered whole (failover on a broken one); none is anywhere near this. */
 const MAX_ANSWER_BODY = MAX_BODY_BYTES;
 
-/** A failed attempt's next move, or the request's end. */
-type Step =
+/** How one account's attempt ended: served, rotate to the next account (maybe holding its error), return its error, or abort. */
+type AttemptStep =
   | { next: 'served'; status: number; outcome: DecisionOutcome; usage: UsageRecord | null; streamed: boolean }
   | { next: 'rotate'; held?: HeldAnswer }
   | { next: 'return'; held: HeldAnswer }
@@ -59,6 +59,11 @@ export async function attempt(ctx: RequestContext): Promise<void> {
     if (!res.writableFinished) client.markGone();
   };
   res.on('close', onClose);
+  // A `/v1/messages` call holds a lease while it runs, and its answers set the account's state
+  // (cooldowns, needs-sign-in, a token refresh on 401). `count_tokens` and `models` do neither —
+  // Anthropic limits token counting apart from Messages, and an endpoint's 403 or 429 says
+  // nothing about serving messages — and try at most two accounts; the quota headers of their
+  // answers are still recorded (they describe the account's windows).
   const forMessages = ctx.route === 'messages';
   const cap = ctx.generation.config.policy.maxInflightPerAccount;
   const attempts: AttemptRecord[] = [];
@@ -82,7 +87,7 @@ export async function attempt(ctx: RequestContext): Promise<void> {
       if (!forMessages && attempted.size >= MAX_ACCOUNTS_OUTSIDE_MESSAGES) break;
       attempted.add(account.id);
       const lease = forMessages && !account.fallback ? s.state.leases.acquire(account.id) : undefined;
-      let step: Step;
+      let step: AttemptStep;
       try {
         step = await attemptOne(ctx, account, attempts, attempted);
       } finally {
@@ -136,7 +141,7 @@ function unserved(outcome: DecisionOutcome, status: number, attempts: AttemptRec
   return { outcome, cappedOut, status, servedBy: null, attempts, usage: null, streamed: false, held };
 }
 
-async function attemptOne(ctx: RequestContext, account: PlanAccount, attempts: AttemptRecord[], attempted: Set<string>): Promise<Step> {
+async function attemptOne(ctx: RequestContext, account: PlanAccount, attempts: AttemptRecord[], attempted: Set<string>): Promise<AttemptStep> {
   const s = ctx.services;
   const info = ctx.generation.accountsByLabel.get(account.id);
   if (!info) return { next: 'rotate' };
@@ -271,7 +276,7 @@ function streamHooks(ctx: RequestContext, account: PlanAccount, head: UpstreamHe
   };
 }
 
-function signInFailure(s: RouterServices, label: string, err: unknown, attempts: AttemptRecord[]): Step {
+function signInFailure(s: RouterServices, label: string, err: unknown, attempts: AttemptRecord[]): AttemptStep {
   const failure = err instanceof RefreshError ? err.failure : 'network';
   if (!isConfigured(s, label)) {
     // Removed while this request ran: record nothing about it.
@@ -299,7 +304,7 @@ function relayJson(
   attempts: AttemptRecord[],
   ms: number,
   attempted: Set<string>,
-): Step {
+): AttemptStep {
   const s = ctx.services;
   const { status, headers } = call.head;
   const record = (result: string) => attempts.push({ account: account.id, status, result, ms });
