@@ -20,10 +20,8 @@ export function isOpenEndpoint(ctx: RequestContext): boolean {
 /** Answers the request when it is for a local endpoint; false when it is not one. */
 export function serveLocal(ctx: RequestContext): boolean {
   const { path, res } = ctx;
-  const method = ctx.req.method;
-  if (path === '/health' && method === 'GET') sendOk(res, '{"status":"ok"}');
-  else if (path === '/api/hello' && method === 'HEAD') sendOk(res);
-  else if (method !== 'GET') return false;
+  if (isOpenEndpoint(ctx)) sendOk(res, path === '/health' ? '{"status":"ok"}' : undefined);
+  else if (ctx.req.method !== 'GET') return false;
   else if (path === '/status') sendJson(res, routerStatus(ctx.services));
   else if (path === '/decisions') {
     const limit = Math.min(500, Math.max(1, Number(new URLSearchParams(ctx.url.slice(path.length + 1)).get('limit')) || 50));

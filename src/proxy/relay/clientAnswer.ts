@@ -12,7 +12,7 @@ import { clientHeaderList } from '../upstream/agent';
 import type { UpstreamHead } from '../upstream/call';
 
 /** Header naming the account that served a response (a label, never a token). */
-export const ACCOUNT_HEADER = 'x-claude-router-account';
+const ACCOUNT_HEADER = 'x-claude-router-account';
 /** Header carrying the router's id of the request (the decision record's `requestId`). */
 export const REQUEST_ID_HEADER = 'x-claude-router-request-id';
 
