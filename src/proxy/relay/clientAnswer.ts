@@ -25,7 +25,8 @@ export interface HeldAnswer {
   account: string;
 }
 
-const JSON_HEADERS: IncomingHttpHeaders = { 'content-type': 'application/json' };
+/** Shared by every answer that uses it; never modified. */
+const JSON_HEADERS: Readonly<IncomingHttpHeaders> = { 'content-type': 'application/json' };
 
 /** `value` as a 200 JSON answer that no cache keeps. */
 export function sendJson(res: ServerResponse, value: unknown): void {
