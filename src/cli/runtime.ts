@@ -15,7 +15,8 @@ import { DEFAULT_SERVER_SETTINGS, policyFrom, type ConfigInput } from '../config
 import { camelToKebab } from '../config/keys';
 import { watchConfigFile, type ConfigWatcher } from '../config/watch';
 import { DecisionLog } from '../proxy/state/decisionLog';
-import { RouterEngine, type RuntimeConfig } from '../proxy/engine';
+import { RouterEngine } from '../proxy/engine';
+import type { RuntimeConfig } from '../proxy/runtimeConfig';
 import { tokenSaveLog, type Logger } from '../proxy/log';
 import { RouterState } from '../proxy/state/routerState';
 import { listen, type ProxyServer } from '../proxy/http/server';

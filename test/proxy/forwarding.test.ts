@@ -123,7 +123,7 @@ describe('errors no step handles', () => {
     try {
       // The decision sink breaks: reading it throws at once; writing it throws after the answer went out.
       const sink = { append: () => { throw new Error('append broke'); }, recent: () => { throw new Error('recent broke'); } };
-      (h.router.engine as unknown as { decisions: unknown }).decisions = sink;
+      (h.router.engine as unknown as { services: { decisions: unknown } }).services.decisions = sink;
       const listed = await callRouter(h, { path: '/decisions', method: 'GET' });
       assert.equal(listed.status, 500);
       assert.equal(JSON.parse(listed.text).error.type, 'api_error');

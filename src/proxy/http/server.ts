@@ -4,7 +4,7 @@
  */
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { anthropicErrorBody } from '../relay/anthropicError';
+import { sendUnparsedError } from '../relay/clientAnswer';
 
 export interface ProxyServer {
   /** `http://127.0.0.1:PORT` */
@@ -32,9 +32,7 @@ export function listen(handler: http.RequestListener, host: string, port: number
   // Requests Node cannot even parse still get an Anthropic-shaped answer.
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     if (!socket.writable || (err.code === 'ECONNRESET')) return void socket.destroy();
-    const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
-    const body = anthropicErrorBody('invalid_request_error', `Claude Router could not parse the request (${err.code ?? 'bad request'}).`);
-    socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+    sendUnparsedError(socket, err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400, `Claude Router could not parse the request (${err.code ?? 'bad request'}).`);
   });
   return new Promise((resolve, reject) => {
     server.once('error', reject);

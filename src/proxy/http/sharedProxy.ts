@@ -11,6 +11,7 @@ import { request } from 'undici';
 import type { RouterEngine } from '../engine';
 import type { Logger } from '../log';
 import { listen, type ProxyServer } from './server';
+import { sendAnthropicError } from '../relay/clientAnswer';
 import { SseScanner } from '../relay/sse';
 
 /** This window's part. */
@@ -59,10 +60,7 @@ export class SharedProxy {
 
   private readonly handle = (req: IncomingMessage, res: ServerResponse) => {
     if (this.engine) this.engine.handle(req, res);
-    else {
-      res.writeHead(503, { 'content-type': 'application/json' });
-      res.end('{"type":"error","error":{"type":"api_error","message":"Claude Router is starting."}}');
-    }
+    else sendAnthropicError(res, 503, 'api_error', 'Claude Router is starting.');
   };
 
   /** Leads, follows or reports the port blocked. Never throws. */

@@ -1,9 +1,9 @@
 /**
- * Errors the router answers itself, in Anthropic's envelope
- * (`{"type":"error","error":{"type":…,"message":…}}`, anthropic-wire.md §2),
- * so Claude Code's recovery logic reads them like upstream errors.
+ * Anthropic's error envelope (`{"type":"error","error":{"type":…,"message":…}}`,
+ * anthropic-wire.md §2): the router answers its own errors in it, so Claude
+ * Code's recovery logic reads them like upstream errors. They are written by
+ * clientAnswer.ts.
  */
-import type { ServerResponse } from 'node:http';
 
 /** Anthropic error types the router uses. */
 export type AnthropicErrorType =
@@ -22,18 +22,4 @@ export type AnthropicErrorType =
  */
 export function anthropicErrorBody(type: AnthropicErrorType | (string & {}), message: string): string {
   return JSON.stringify({ type: 'error', error: { type, message } });
-}
-
-/** Writes a complete Anthropic-shaped error response (no-op if headers were already sent). */
-export function sendAnthropicError(
-  res: ServerResponse,
-  status: number,
-  type: AnthropicErrorType,
-  message: string,
-  headers: Record<string, string> = {},
-): void {
-  if (res.headersSent) return;
-  const body = anthropicErrorBody(type, message);
-  res.writeHead(status, { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-  res.end(body);
 }

@@ -7,7 +7,7 @@ import type { AccountMetrics } from '../../routing/metrics';
 import type { CandidateVerdict } from '../../routing/plan';
 import type { RoutingPolicy } from '../../routing/policy';
 import type { QuotaWindow } from '../../quota/types';
-import type { ConfigStatus, RuntimeConfig } from '../engine';
+import type { ConfigStatus, RuntimeConfig } from '../runtimeConfig';
 import type { RouterCounters, RouterState } from '../state/routerState';
 
 /** One window as reported: utilisation as a fraction, reset as ISO-8601. */

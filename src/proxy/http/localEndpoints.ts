@@ -1,0 +1,76 @@
+/**
+ * The router's own endpoints. Open (no client key, for health checks and
+ * Claude Code's start-up probe): `GET /health`, `HEAD /api/hello`. With the
+ * key: `GET /status` (the report, no secrets), `GET /decisions?limit=N` (the
+ * latest decision records) and `GET /events` (a change stream).
+ */
+import type { ServerResponse } from 'node:http';
+import { endChangeStream, openChangeStream, sendChanged, sendJson, sendOk } from '../relay/clientAnswer';
+import type { RequestContext, RouterServices } from '../pipeline/context';
+import { metricsFor, metricsParams } from '../pipeline/eligibility';
+import { planFor } from '../pipeline/plan';
+import { buildStatus, type StatusReport } from '../status/status';
+
+/** Whether the request is for an endpoint open without the client key. */
+export function isOpenEndpoint(ctx: RequestContext): boolean {
+  const { path } = ctx;
+  return (path === '/health' && ctx.req.method === 'GET') || (path === '/api/hello' && ctx.req.method === 'HEAD');
+}
+
+/** Answers the request when it is for a local endpoint; false when it is not one. */
+export function serveLocal(ctx: RequestContext): boolean {
+  const { path, res } = ctx;
+  if (isOpenEndpoint(ctx)) sendOk(res, path === '/health' ? '{"status":"ok"}' : undefined);
+  else if (ctx.req.method !== 'GET') return false;
+  else if (path === '/status') sendJson(res, routerStatus(ctx.services));
+  else if (path === '/decisions') {
+    const limit = Math.min(500, Math.max(1, Number(new URLSearchParams(ctx.url.slice(path.length + 1)).get('limit')) || 50));
+    sendJson(res, ctx.services.decisions.recent(limit));
+  } else if (path === '/events') streamChanges(ctx.services, res);
+  else return false;
+  return true;
+}
+
+/** The `/status` report (labels and numbers, no secrets), with a preview of how a new, unbound request would be routed. */
+export function routerStatus(s: RouterServices): StatusReport {
+  const now = s.now();
+  const config = s.live.config;
+  const plan = planFor(s.state, config, metricsParams(config.policy, null), null, now, true);
+  return buildStatus({
+    config,
+    configStatus: s.configStatus,
+    state: s.state,
+    metrics: metricsFor(s.state, config, null, now),
+    now,
+    startedAtMs: s.startedAtMs,
+    preview: { selectionReason: plan.selectionReason, verdicts: plan.verdicts },
+  });
+}
+
+/**
+ * `GET /events`: an SSE stream with one `event: changed` whenever the state
+ * changes (at most every 250 ms). Other VS Code windows follow the leading
+ * proxy through it instead of polling, and see it go away when it closes.
+ */
+function streamChanges(s: RouterServices, res: ServerResponse): void {
+  openChangeStream(res);
+  let timer: NodeJS.Timeout | undefined;
+  const onChange = () => {
+    timer ??= setTimeout(() => {
+      timer = undefined;
+      sendChanged(res);
+    }, 250);
+  };
+  s.state.events.on('changed', onChange);
+  s.changeStreams.add(res);
+  res.on('close', () => {
+    if (timer) clearTimeout(timer);
+    s.state.events.off('changed', onChange);
+    s.changeStreams.delete(res);
+  });
+}
+
+/** Ends every open `/events` stream (the router is closing). */
+export function endChangeStreams(s: RouterServices): void {
+  for (const res of s.changeStreams) endChangeStream(res);
+}

@@ -1,0 +1,32 @@
+/**
+ * Session binding at commit: the moment an answer is committed to the client,
+ * its session is bound to the account that serves it (before a stream ends,
+ * so the session's next request finds the binding).
+ */
+import { isEligible, type PlanAccount } from '../../routing/plan';
+import type { RequestContext } from './context';
+import { accountMetrics } from './eligibility';
+
+/**
+ * Binds the session of a Messages call to `served` — unless the session's bound account was
+ * never attempted and is still eligible (the request only overflowed a cap), in which case the
+ * old binding stays. Fallbacks never bind.
+ * @param attempted labels of the accounts this request tried
+ */
+export function bindOnCommit(ctx: RequestContext, served: PlanAccount, attempted: ReadonlySet<string>): void {
+  const sessionId = ctx.info.sessionId;
+  const { policy } = ctx.generation.config;
+  if (ctx.route !== 'messages' || !sessionId || served.fallback || !policy.sessionAffinity || policy.strategy !== 'fill-first') return;
+  // A reload may have switched affinity off (clearing the store) or removed the account
+  // while this request ran: then it must not bind.
+  const s = ctx.services;
+  const live = s.live;
+  if (!live.config.policy.sessionAffinity || live.config.policy.strategy !== 'fill-first' || !live.accountsByLabel.has(served.id)) return;
+  const now = s.now();
+  const bound = s.state.affinity.get(sessionId, now);
+  if (bound && bound.account !== served.id && !attempted.has(bound.account) && isEligible(accountMetrics(s.state, bound.account, ctx.params, now))) {
+    s.state.affinity.bind(sessionId, bound.account, now);
+    return;
+  }
+  s.state.affinity.bind(sessionId, served.id, now);
+}

@@ -1,0 +1,119 @@
+/**
+ * What the request path works on: the router-wide services every step reads
+ * (RouterServices, built once by the engine) and the one RequestContext each
+ * request carries through the steps, filled in step by step.
+ */
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Dispatcher } from 'undici';
+import type { TokenManager } from '../../accounts/tokenManager';
+import type { AttemptRecord, DecisionOutcome, UsageRecord } from '../../routing/decision';
+import type { MetricsParams } from '../../routing/metrics';
+import type { PlanAccount, RoutePlan } from '../../routing/plan';
+import type { RequestBody } from '../http/body';
+import type { ClientHead } from '../http/clientHead';
+import type { RequestInfo } from '../http/requestInfo';
+import type { Logger } from '../log';
+import type { HeldAnswer } from '../relay/clientAnswer';
+import type { ConfigGeneration, ConfigStatus } from '../runtimeConfig';
+import type { DecisionSink } from '../state/decisionLog';
+import type { RouterState } from '../state/routerState';
+import type { ClientLink } from '../upstream/call';
+
+/** The router-wide objects the steps use. */
+export interface RouterServices {
+  readonly state: RouterState;
+  readonly tokens: TokenManager;
+  readonly dispatcher: Dispatcher;
+  readonly decisions: DecisionSink;
+  readonly log: Logger;
+  /** The clock, epoch ms. */
+  readonly now: () => number;
+  /** When the engine started, epoch ms. */
+  readonly startedAtMs: number;
+  readonly configStatus: ConfigStatus;
+  /** The generation new requests take; a reload replaces it while running requests keep theirs. */
+  live: ConfigGeneration;
+  /** The local client key every request must carry. */
+  clientKey: string;
+  /** Policy failures already logged (each signature is logged once). */
+  readonly loggedPolicyErrors: Set<string>;
+  /** Open `/events` streams, ended when the router closes. */
+  readonly changeStreams: Set<ServerResponse>;
+}
+
+/** The endpoints forwarded upstream. */
+export type Route = 'messages' | 'count_tokens' | 'models';
+
+/** What the attempt loop did. */
+export interface AttemptOutcome {
+  /** `no_usable_account`: nothing was written; the relay step answers it. */
+  outcome: DecisionOutcome;
+  /** With `no_usable_account`: some usable account was skipped only because it was at `max-inflight-per-account`. */
+  cappedOut: boolean;
+  /** The answer was a server-sent-event stream. */
+  streamed: boolean;
+  /** The status the client got, or will get from the relay step. */
+  status: number;
+  servedBy: PlanAccount | null;
+  attempts: AttemptRecord[];
+  usage: UsageRecord | null;
+  /** An upstream error to relay as the answer (nothing was written yet). */
+  held: HeldAnswer | undefined;
+}
+
+/** A body-less request's facts: no model, no session. */
+const NO_INFO: Readonly<RequestInfo> = { model: null, sessionId: null, stream: null };
+
+/** Request ids: a random per-process prefix and a counter (unique without a random draw per request). */
+const ID_PREFIX = randomBytes(6).toString('base64url');
+let requestCounter = 0;
+
+/** The next request id, `req_router_<prefix><counter>`. */
+export function nextRequestId(): string {
+  return `req_router_${ID_PREFIX}${(++requestCounter).toString(36)}`;
+}
+
+/**
+ * One request on its way through the steps. Each field is set by the step named beside it and
+ * read by the later ones; every field exists from the start, so every context has one shape.
+ */
+export class RequestContext {
+  /** Path with query string, as received. */
+  readonly url: string;
+  /** Path without the query string. */
+  readonly path: string;
+  /** authenticate */
+  head!: ClientHead;
+  /** route */
+  route!: Route;
+  /** route: the router's id of the request (the decision record's `requestId`); '' before. */
+  requestId = '';
+  /** route: when the request was taken on, epoch ms. */
+  startedAtMs = 0;
+  /** route: the configuration this request runs under for its whole life. */
+  generation!: ConfigGeneration;
+  /** readRequestBody */
+  body!: RequestBody;
+  /** identifySession: model, session, stream flag. */
+  info: RequestInfo = NO_INFO;
+  /** plan: the metrics parameters of this request's model. */
+  params!: MetricsParams;
+  /** plan */
+  plan!: RoutePlan;
+  /** attempt: whether the client is still there. */
+  client!: ClientLink;
+  /** attempt (the relay step completes its status) */
+  outcome!: AttemptOutcome;
+
+  constructor(
+    readonly req: IncomingMessage,
+    readonly res: ServerResponse,
+    readonly services: RouterServices,
+  ) {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    this.url = url;
+    this.path = q === -1 ? url : url.slice(0, q);
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * Step 5: the route plan — the accounts to try, in order, and why — from the
+ * request's configuration and the router state now. `/status` previews the
+ * plan of a new, unbound request with the same function.
+ */
+import type { MetricsParams } from '../../routing/metrics';
+import { planRoute, type PlanAccount, type RoutePlan } from '../../routing/plan';
+import type { RuntimeConfig } from '../runtimeConfig';
+import type { RouterState } from '../state/routerState';
+import type { RequestContext, RouterServices } from './context';
+import { accountMetrics, metricsParams } from './eligibility';
+
+/** Plans the request; counts it (and moves the round-robin cursor) when it is a Messages call. */
+export function plan(ctx: RequestContext): void {
+  const s = ctx.services;
+  const config = ctx.generation.config;
+  const isMessages = ctx.route === 'messages';
+  ctx.params = metricsParams(config.policy, ctx.info.model);
+  const plan = (ctx.plan = planFor(s.state, config, ctx.params, ctx.info.sessionId, s.now(), isMessages));
+  if (plan.policyError) logPolicyError(s, plan.policyError);
+  if (isMessages) {
+    s.state.counters.requests++;
+    s.state.roundRobinCursor++;
+  }
+}
+
+/**
+ * The plan for a request under `config` at `now` (epoch ms). Only Messages calls use session
+ * affinity and spill; the others go by ranking alone.
+ */
+export function planFor(state: RouterState, config: RuntimeConfig, params: MetricsParams, sessionId: string | null, now: number, isMessages: boolean): RoutePlan {
+  const { policy } = config;
+  const accounts: PlanAccount[] = [];
+  for (let index = 0; index < config.accounts.length; index++) {
+    const a = config.accounts[index];
+    if (!a.enabled) continue;
+    accounts.push({
+      id: a.label,
+      index,
+      isPrimary: policy.primaryAccount === a.label,
+      fallback: a.fallback,
+      inflight: a.fallback ? 0 : state.leases.inflight(a.label),
+      metrics: accountMetrics(state, a.label, params, now),
+    });
+  }
+  const useAffinity = isMessages && policy.sessionAffinity && policy.strategy === 'fill-first';
+  const binding = useAffinity && sessionId ? state.affinity.get(sessionId, now) : undefined;
+  return planRoute({
+    accounts,
+    policy: isMessages ? policy : { ...policy, spillInflight: 0 },
+    sessionId,
+    binding,
+    roundRobinCursor: state.roundRobinCursor,
+  });
+}
+
+function logPolicyError(s: RouterServices, signature: string): void {
+  if (s.loggedPolicyErrors.has(signature)) return;
+  s.loggedPolicyErrors.add(signature);
+  s.log.error(`routing policy failed, using expiry-first: ${signature}`);
+}

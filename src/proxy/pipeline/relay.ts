@@ -1,0 +1,46 @@
+/**
+ * Step 7: answers what the attempt loop left unanswered — the upstream error
+ * it held, or "no usable account" (429, or 401 / 529 / 503 when that is what
+ * blocks the pool; noUsableAccount.ts words it). Answers the attempts
+ * committed are already on their way.
+ */
+import { REQUEST_ID_HEADER, sendAnthropicError, sendHeld } from '../relay/clientAnswer';
+import type { RequestContext } from './context';
+import { metricsFor } from './eligibility';
+import { noUsableAccountAnswer } from './noUsableAccount';
+
+/** Writes the held or "no usable account" answer, and sets the outcome's status to the one the client got. */
+export function relay(ctx: RequestContext): void {
+  const outcome = ctx.outcome;
+  if (outcome.held) sendHeld(ctx.res, outcome.held, ctx.requestId);
+  else if (outcome.outcome === 'no_usable_account') outcome.status = answerNoUsableAccount(ctx, outcome.cappedOut);
+}
+
+/** @returns the status, for the decision record (499 when the client left while the attempts ran) */
+function answerNoUsableAccount(ctx: RequestContext, cappedOut: boolean): number {
+  const { res, requestId } = ctx;
+  if (res.destroyed) return 499;
+  if (res.headersSent) return 429;
+  if (cappedOut) {
+    sendAnthropicError(res, 429, 'rate_limit_error', 'Claude Router: every usable account is at its max-inflight-per-account limit.', {
+      'retry-after': '1',
+      [REQUEST_ID_HEADER]: requestId,
+    });
+    return 429;
+  }
+  const { state, log } = ctx.services;
+  const config = ctx.generation.config;
+  const now = ctx.services.now();
+  const metrics = metricsFor(state, config, ctx.info.model, now);
+  const answer = noUsableAccountAnswer(
+    config.accounts
+      .filter((a) => a.enabled)
+      .map((a) => ({ label: a.label, metrics: metrics.get(a.label)!, cooldown: state.cooldowns.get(a.label), snapshot: state.snapshots.get(a.label) })),
+    now,
+  );
+  log.warn(answer.message);
+  const headers: Record<string, string> = { ...answer.windowHeaders, [REQUEST_ID_HEADER]: requestId };
+  if (answer.retryAfterS !== undefined) headers['retry-after'] = String(answer.retryAfterS);
+  sendAnthropicError(res, answer.status, answer.type, answer.message, headers);
+  return answer.status;
+}
