@@ -93,7 +93,7 @@ export class RouterEngine {
   /**
    * Installs a new configuration generation. Requests already running keep
    * theirs. Switching affinity off clears the binding store; switching it on
-   * starts empty (routing-semantics.md "Store").
+   * starts empty (docs/routing.md#affinity-store).
    */
   applyConfig(next: RuntimeConfig, sources?: Record<string, string>): void {
     const s = this.services;

@@ -1,6 +1,6 @@
 /**
  * Model family names, the key of model-scoped windows (`7d_sonnet-*` headers,
- * `seven_day_sonnet` usage fields, `limits[].scope.model.display_name`): anthropic-wire.md §3.
+ * `seven_day_sonnet` usage fields, `limits[].scope.model.display_name`): docs/anthropic-api.md#rate-limit-evidence.
  */
 
 /** A family key as stored in `QuotaSnapshot.scoped`: lower case, starts with a letter or digit. */

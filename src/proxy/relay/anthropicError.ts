@@ -1,6 +1,6 @@
 /**
  * Anthropic's error envelope (`{"type":"error","error":{"type":…,"message":…}}`,
- * anthropic-wire.md §2): the router answers its own errors in it, so Claude
+ * docs/anthropic-api.md#error-envelope): the router answers its own errors in it, so Claude
  * Code's recovery logic reads them like upstream errors. They are written by
  * clientAnswer.ts.
  */
