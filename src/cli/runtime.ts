@@ -1,7 +1,7 @@
 /**
- * The standalone proxy: config → credential stores → the router
- * (createRouter) listening → runtime file → hot reload. `claude-router start`, `claude-router demo` and the
- * integration tests all start the router through `startRouter`.
+ * The standalone proxy: config → credential stores → the router (createRouter)
+ * listening → runtime file → hot reload. `claude-router start`, `claude-router
+ * demo` and the integration tests all start the router through `startRouter`.
  */
 import * as path from 'node:path';
 import { AccountRegistry } from '../accounts/registry';
