@@ -51,7 +51,7 @@ describe('createRouter: one assembly with one ordered close', () => {
     await router.close(); // a second close is harmless
   });
 
-  it('a port that is taken fails the start and leaves nothing running', async () => {
+  it('a port that is taken fails the start with EADDRINUSE', async () => {
     const holder = net.createServer();
     await new Promise<void>((r) => holder.listen(0, '127.0.0.1', () => r()));
     const port = (holder.address() as net.AddressInfo).port;
