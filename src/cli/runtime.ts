@@ -1,26 +1,22 @@
 /**
- * Composition root of the standalone proxy: config → stores → engine →
- * listener → hot reload. `claude-router start`, `claude-router demo` and the
- * integration tests all start the router through `startRouter`.
+ * The standalone proxy: config → credential stores → the router (createRouter)
+ * listening → runtime file → hot reload. `claude-router start`, `claude-router
+ * demo` and the integration tests all start the router through `startRouter`.
  */
 import * as path from 'node:path';
 import { AccountRegistry } from '../accounts/registry';
 import { FileCredentialStore } from '../accounts/fileCredentialStore';
-import { oauthRefresher } from '../accounts/oauth';
 import { seedCredentials, type SeedCredential } from '../accounts/seed';
-import { TokenManager } from '../accounts/tokenManager';
-import { UsagePoller } from '../accounts/usagePoller';
+import type { UsagePoller } from '../accounts/usagePoller';
 import type { AccountInfo } from '../accounts/types';
 import { DEFAULT_SERVER_SETTINGS, policyFrom, type ConfigInput } from '../config/schema';
 import { camelToKebab } from '../config/keys';
 import { watchConfigFile, type ConfigWatcher } from '../config/watch';
-import { DecisionLog } from '../proxy/state/decisionLog';
-import { RouterEngine } from '../proxy/engine';
+import { createRouter } from '../proxy/createRouter';
+import type { RouterEngine } from '../proxy/engine';
 import type { RuntimeConfig } from '../proxy/runtimeConfig';
-import { tokenSaveLog, type Logger } from '../proxy/log';
-import { RouterState } from '../proxy/state/routerState';
-import { listen, type ProxyServer } from '../proxy/http/server';
-import { persistState, type StatePersistence } from '../proxy/state/persistence';
+import type { Logger } from '../proxy/log';
+import type { ProxyServer } from '../proxy/http/server';
 import { defaultStateDir, expandHome, loadOrCreateClientKey, runtimeFile } from './stateDir';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 
@@ -78,7 +74,8 @@ export function routingSources(config: ConfigInput, configPath: string | undefin
 }
 
 /**
- * Starts the proxy for a validated config.
+ * Starts the proxy for a validated config: the router (createRouter) listening on
+ * `listen`, the runtime file other commands find it by, usage polling and hot reload.
  * @throws Error when the port is taken or the state directory is unusable
  */
 export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
@@ -95,60 +92,38 @@ export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
   const registry = new AccountRegistry(path.join(stateDir, 'accounts.json'));
   const clientKey = config.clientKey ?? loadOrCreateClientKey(stateDir);
 
-  const runtimeFor = async (c: ConfigInput): Promise<RuntimeConfig> => {
+  /** The runtime config of a config file, and the labels whose credentials it just stored. */
+  const runtimeFor = async (c: ConfigInput): Promise<{ runtime: RuntimeConfig; seeded: string[] }> => {
     const { accounts, seeds } = await resolveAccounts(c, registry);
     const seeded = await seedCredentials(store, seeds);
     if (seeded.length) log.info(`accounts: stored credentials from the config file for ${seeded.join(', ')}`);
-    // New credentials from the file lift a sign-in flag (the state may not exist yet at start).
-    for (const label of seeded) stateRef?.clearNeedsSignIn(label);
-    if (!stateRef) pendingSeeded.push(...seeded);
-    return {
+    const runtime = {
       policy: policyFrom(c.routing, env),
       accounts,
       upstreamBaseUrl: (c.upstream?.baseUrl ?? DEFAULT_SERVER_SETTINGS.upstreamBaseUrl).replace(/\/+$/, ''),
     };
+    return { runtime, seeded };
   };
 
-  let stateRef: RouterState | undefined;
-  const pendingSeeded: string[] = [];
-  const runtime = await runtimeFor(config);
-  const state = new RouterState(runtime.policy.sessionAffinityIdleTtlMs);
-  const { restored, saver } = persistState(state, path.join(stateDir, 'router-state.json'), now);
-  if (restored) log.info('state: restored bindings, cooldowns and quota snapshots');
-  for (const label of pendingSeeded) state.clearNeedsSignIn(label);
-  stateRef = state;
-  const decisions = new DecisionLog({ dir: stateDir, now, onError: (e) => log.warn(`decision log: ${e.message}`) });
-  const tokens = new TokenManager(store, oauthRefresher(config.upstream?.tokenUrl ?? DEFAULT_SERVER_SETTINGS.tokenUrl, now), now, tokenSaveLog(log));
-  const engine = new RouterEngine({
-    config: runtime,
-    state,
-    tokens,
-    decisions,
-    log,
-    clientKey,
-    now,
+  const first = await runtimeFor(config);
+  const router = await createRouter({
+    config: first.runtime,
     sources: routingSources(config, opts.configPath, env),
+    credentials: store,
+    tokenUrl: config.upstream?.tokenUrl ?? DEFAULT_SERVER_SETTINGS.tokenUrl,
+    clientKey,
+    log,
+    decisionDir: stateDir,
+    stateFile: path.join(stateDir, 'router-state.json'),
+    listen: { host: config.listen?.host ?? DEFAULT_SERVER_SETTINGS.host, port: opts.port ?? config.listen?.port ?? DEFAULT_SERVER_SETTINGS.port },
+    now,
   });
-
-  let server: ProxyServer;
-  try {
-    server = await listen(engine.handle, config.listen?.host ?? DEFAULT_SERVER_SETTINGS.host, opts.port ?? config.listen?.port ?? DEFAULT_SERVER_SETTINGS.port);
-  } catch (err) {
-    await Promise.all([engine.close(), saver.close(), decisions.close()]);
-    throw err;
-  }
+  const { engine, state, poller } = router;
+  const server = router.server!;
+  // New credentials from the file lift a sign-in flag.
+  for (const label of first.seeded) state.clearNeedsSignIn(label);
 
   writeFileSync(runtimeFile(stateDir), JSON.stringify({ url: server.url, pid: process.pid }), { mode: 0o600 });
-
-  const poller = new UsagePoller({
-    baseUrl: () => engine.config.upstreamBaseUrl,
-    accounts: () => engine.config.accounts.filter((a) => a.enabled && a.kind === 'oauth').map((a) => a.label),
-    freshness: (label) => engine.metricsFor(engine.config, null, now()).get(label)?.freshness ?? 'unknown',
-    credentials: (label) => tokens.current(label),
-    record: (label, snapshot, sentAtMs) => state.recordEvidence(label, snapshot, sentAtMs),
-    log: (m) => log.info(m),
-    now,
-  });
   if (opts.pollUsage !== false) poller.start();
 
   let watcher: ConfigWatcher | undefined;
@@ -164,7 +139,9 @@ export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
             engine.setClientKey(key);
             log.info('config: the local client key changed; clients need the new key');
           }
-          engine.applyConfig(await runtimeFor(next), routingSources(next, file, env));
+          const { runtime, seeded } = await runtimeFor(next);
+          for (const label of seeded) state.clearNeedsSignIn(label);
+          engine.applyConfig(runtime, routingSources(next, file, env));
         } catch (err) {
           engine.reportReloadError((err as Error).message);
         }
@@ -185,12 +162,8 @@ export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
     close: () =>
       (closing ??= (async () => {
         watcher?.close();
-        poller.stop();
         rmSync(runtimeFile(stateDir), { force: true });
-        await server.close();
-        // The engine first: requests still ending record their decisions and state.
-        await engine.close();
-        await Promise.all([(saver as StatePersistence).close(), decisions.close()]);
+        await router.close();
       })()),
   };
 }

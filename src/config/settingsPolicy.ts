@@ -4,7 +4,8 @@
  * came from. The same zod schema as the YAML loader validates both, because
  * the Settings UI does not stop anyone typing bad JSON.
  */
-import { routingSchema, policyFrom, type RoutingInput } from './schema';
+import { configSchema, DEFAULT_SERVER_SETTINGS, routingSchema, policyFrom, type RoutingInput } from './schema';
+import type { z } from 'zod';
 import { camelToKebab } from './keys';
 import { formatIssues } from './load';
 import type { RoutingPolicy } from '../routing/policy';
@@ -46,4 +47,39 @@ export function policyFromSettings(
 
 function stripUndefined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** The extension's non-routing settings, effective values. */
+export interface HostSettingsValues {
+  port: number;
+  /** No trailing slash. */
+  upstreamBaseUrl: string;
+  tokenUrl: string;
+}
+
+const listenFields = configSchema.shape.listen.unwrap().shape;
+const upstreamFields = configSchema.shape.upstream.unwrap().shape;
+
+/**
+ * Validates `claudeRouter.port`, `.upstreamBaseUrl` and `.tokenUrl` with the YAML schema's
+ * fields (`listen.port`, `upstream.*`); an unset, empty or invalid value gets the default,
+ * and the invalid ones are named.
+ * @param values as read from settings (undefined = unset)
+ * @returns the effective values and the errors, one line per setting (null when none)
+ */
+export function hostSettingsFrom(values: Partial<Record<keyof HostSettingsValues, unknown>>): { settings: HostSettingsValues; error: string | null } {
+  const errors: string[] = [];
+  const valid = <T>(key: keyof HostSettingsValues, schema: z.ZodType<T | undefined>, fallback: T): T => {
+    const value = values[key];
+    if (value === undefined || value === '') return fallback;
+    const parsed = schema.safeParse(value);
+    if (!parsed.success) errors.push(formatIssues(parsed.error.issues, `claudeRouter.${key}`, 'camel'));
+    return parsed.success && parsed.data !== undefined ? parsed.data : fallback;
+  };
+  const settings: HostSettingsValues = {
+    port: valid('port', listenFields.port, DEFAULT_SERVER_SETTINGS.port),
+    upstreamBaseUrl: valid('upstreamBaseUrl', upstreamFields.baseUrl, DEFAULT_SERVER_SETTINGS.upstreamBaseUrl).replace(/\/+$/, ''),
+    tokenUrl: valid('tokenUrl', upstreamFields.tokenUrl, DEFAULT_SERVER_SETTINGS.tokenUrl),
+  };
+  return { settings, error: errors.length ? errors.join('\n') : null };
 }

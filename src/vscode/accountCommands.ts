@@ -48,7 +48,7 @@ async function saveAccount(service: RouterService, label: string, credentials: C
 }
 
 export function registerAccountCommands(service: RouterService): vscode.Disposable[] {
-  const tokenUrl = () => service.hostSettings().tokenUrl;
+  const tokenUrl = () => service.settings.host.tokenUrl;
   const reg = (id: string, fn: (...args: unknown[]) => unknown) => vscode.commands.registerCommand(`claudeRouter.${id}`, fn);
 
   const signIn = async (existingLabel?: string) => {
@@ -144,8 +144,7 @@ export function registerAccountCommands(service: RouterService): vscode.Disposab
       if (creds) await service.store.set(to, creds);
       await service.accounts.rename(from, to);
       await service.store.delete(from);
-      const primary = vscode.workspace.getConfiguration('claudeRouter.routing').get<string>('primaryAccount');
-      if (primary === from) await vscode.workspace.getConfiguration('claudeRouter.routing').update('primaryAccount', to, vscode.ConfigurationTarget.Global);
+      if (service.settings.routing.primaryAccount === from) await service.settings.setPrimaryAccount(to);
     }),
     reg('enableAccount', async (arg) => setEnabled(service, await pickAccount(service, arg, 'Enable which account?'), true)),
     reg('disableAccount', async (arg) => setEnabled(service, await pickAccount(service, arg, 'Disable which account?'), false)),
@@ -159,9 +158,9 @@ export function registerAccountCommands(service: RouterService): vscode.Disposab
     }),
     reg('setPrimary', async (arg) => {
       const label = await pickAccount(service, arg, 'Make which account the primary?');
-      if (label) await vscode.workspace.getConfiguration('claudeRouter.routing').update('primaryAccount', label, vscode.ConfigurationTarget.Global);
+      if (label) await service.settings.setPrimaryAccount(label);
     }),
-    reg('clearPrimary', () => vscode.workspace.getConfiguration('claudeRouter.routing').update('primaryAccount', undefined, vscode.ConfigurationTarget.Global)),
+    reg('clearPrimary', () => service.settings.setPrimaryAccount(undefined)),
   ];
 }
 

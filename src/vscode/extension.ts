@@ -8,6 +8,7 @@ import { registerAccountCommands } from './accountCommands';
 import { channelLogger } from './log';
 import { RouterModel } from './routerModel';
 import { RouterService } from './routerService';
+import { SettingsService } from './settings';
 import { StatusBarController } from './statusBar';
 import { StatusPanel } from './statusPanel';
 import { applyTerminalEnvironment } from './terminalEnv';
@@ -29,7 +30,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<Claude
   context.subscriptions.push(channel);
   const log = channelLogger(channel);
 
-  service = new RouterService(context, log);
+  const settings = new SettingsService();
+  context.subscriptions.push(settings);
+  service = new RouterService(context, log, settings);
   const svc = service;
   await svc.start();
   const model = new RouterModel(svc);
@@ -47,13 +50,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<Claude
   };
   context.subscriptions.push(model.onDidChange(updateBadges));
 
-  const applyEnv = () => applyTerminalEnvironment(context.environmentVariableCollection, svc.url, svc.clientKey);
+  const applyEnv = (e?: vscode.ConfigurationChangeEvent) => {
+    if (settings.changed(e, 'terminal') || settings.changed(e, 'port')) applyTerminalEnvironment(context.environmentVariableCollection, svc.url, svc.clientKey, settings.host.terminalEnabled);
+  };
   applyEnv();
-  context.subscriptions.push(
-    vscode.workspace.onDidChangeConfiguration((e) => {
-      if (e.affectsConfiguration('claudeRouter.terminal') || e.affectsConfiguration('claudeRouter.port')) applyEnv();
-    }),
-  );
+  context.subscriptions.push(settings.onDidChange(applyEnv));
 
   const cmd = (id: string, fn: (...args: unknown[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(`claudeRouter.${id}`, fn));
   cmd('showStatus', () => StatusPanel.show(context.extensionUri, model, svc));

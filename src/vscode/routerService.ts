@@ -11,41 +11,27 @@ import * as os from 'node:os';
 import * as vscode from 'vscode';
 import { randomBytes } from 'node:crypto';
 import { MemoryCredentialStore } from '../accounts/memoryCredentialStore';
-import { oauthRefresher } from '../accounts/oauth';
-import { TokenManager } from '../accounts/tokenManager';
-import { UsagePoller } from '../accounts/usagePoller';
 import type { AccountInfo, CredentialStore } from '../accounts/types';
 import { loadConfigFile } from '../config/load';
-import { DEFAULT_SERVER_SETTINGS, type RoutingInput } from '../config/schema';
-import { policyFromSettings, ROUTING_SETTING_KEYS } from '../config/settingsPolicy';
+import type { RoutingInput } from '../config/schema';
+import { policyFromSettings } from '../config/settingsPolicy';
+import { watchConfigFile, type ConfigWatcher } from '../config/watch';
 import { DEMO_ACCOUNTS, startFakeUpstream, type FakeUpstream } from '../sim';
-import { DecisionLog } from '../proxy/state/decisionLog';
-import { RouterEngine } from '../proxy/engine';
+import { createRouter, type Router } from '../proxy/createRouter';
+import type { RouterEngine } from '../proxy/engine';
 import type { RuntimeConfig } from '../proxy/runtimeConfig';
-import { tokenSaveLog, type Logger } from '../proxy/log';
-import { RouterState } from '../proxy/state/routerState';
+import type { Logger } from '../proxy/log';
 import { SharedProxy, type ProxyRole } from '../proxy/http/sharedProxy';
-import { persistState, type StatePersistence } from '../proxy/state/persistence';
 import { AccountList, ACCOUNTS_VERSION_KEY } from './accountList';
 import { credentialKey, SecretCredentialStore } from './secretCredentialStore';
 import { DisposableStore } from './lifecycle';
+import type { SettingsService } from './settings';
 
 const CLIENT_KEY_SECRET = 'claudeRouter.clientKey';
 
-/** The settings this service reads (all application-scoped where they decide where tokens go). */
-export interface HostSettings {
-  port: number;
-  upstreamBaseUrl: string;
-  tokenUrl: string;
-  configFile: string;
-}
-
-/** One running engine with what it owns. */
+/** One running router with what it owns. */
 interface EngineSet {
-  engine: RouterEngine;
-  state: RouterState;
-  tokens: TokenManager;
-  poller: UsagePoller;
+  router: Router;
   close(): Promise<void>;
   simulated: FakeUpstream | undefined;
 }
@@ -65,11 +51,13 @@ export class RouterService {
   /** Serialises switching to and from simulated accounts. */
   private modeSwitch: Promise<void> = Promise.resolve();
   private disposed = false;
+  private configWatcher: ConfigWatcher | undefined;
   clientKey = '';
 
   constructor(
     private readonly context: vscode.ExtensionContext,
     private readonly log: Logger,
+    readonly settings: SettingsService,
   ) {
     this.accounts = this.disposables.add(new AccountList(context.globalState, context.secrets));
     this.store = new SecretCredentialStore(context.secrets, () => this.accounts.all().map((a) => a.label));
@@ -78,7 +66,7 @@ export class RouterService {
 
   /** The engine of this window (only meaningful while this window leads the proxy). */
   get engine(): RouterEngine | undefined {
-    return this.active?.engine;
+    return this.active?.router.engine;
   }
 
   get role(): ProxyRole {
@@ -91,21 +79,11 @@ export class RouterService {
 
   /** The proxy URL clients should use. */
   get url(): string {
-    return `http://127.0.0.1:${this.hostSettings().port}`;
+    return `http://127.0.0.1:${this.settings.host.port}`;
   }
 
   get settingsError(): string | null {
     return this.lastSettingsError;
-  }
-
-  hostSettings(): HostSettings {
-    const c = vscode.workspace.getConfiguration('claudeRouter');
-    return {
-      port: c.get<number>('port', DEFAULT_SERVER_SETTINGS.port),
-      upstreamBaseUrl: (c.get<string>('upstreamBaseUrl') || DEFAULT_SERVER_SETTINGS.upstreamBaseUrl).replace(/\/+$/, ''),
-      tokenUrl: c.get<string>('tokenUrl') || DEFAULT_SERVER_SETTINGS.tokenUrl,
-      configFile: c.get<string>('configFile') ?? '',
-    };
   }
 
   async start(): Promise<void> {
@@ -114,42 +92,63 @@ export class RouterService {
     this.active = this.real;
     await this.checkMissingSecrets();
 
-    const settings = this.hostSettings();
-    this.proxy = new SharedProxy({ host: '127.0.0.1', port: settings.port, clientKey: this.clientKey, log: this.log });
-    this.proxy.setEngine(this.active.engine);
-    this.proxy.events.on('role', (role: ProxyRole) => {
-      if (role.kind === 'leader') this.active?.poller.start();
-      else this.active?.poller.stop();
-      this.changed.fire();
-    });
+    this.proxy = new SharedProxy({ host: '127.0.0.1', port: this.settings.host.port, clientKey: this.clientKey, log: this.log });
+    this.proxy.setEngine(this.active.router.engine);
+    this.proxy.events.on('role', (role: ProxyRole) => this.onRole(role));
     this.proxy.events.on('remoteChanged', () => this.changed.fire());
-    this.active.engine.state.events.on('changed', () => this.changed.fire());
+    this.active.router.state.events.on('changed', () => this.changed.fire());
     await this.proxy.start();
 
-    this.disposables.add(
-      vscode.workspace.onDidChangeConfiguration((e) => {
-        if (e.affectsConfiguration('claudeRouter.routing') || e.affectsConfiguration('claudeRouter.configFile') || e.affectsConfiguration('claudeRouter.upstreamBaseUrl')) {
-          void this.reloadConfig();
-        }
-        if (e.affectsConfiguration('claudeRouter.port')) {
-          void vscode.window.showInformationMessage('Claude Router: the new port is used after a window reload.', 'Reload Window').then((c) => {
-            if (c) void vscode.commands.executeCommand('workbench.action.reloadWindow');
-          });
-        }
-      }),
-    );
+    this.onSettings(undefined);
+    this.disposables.add(this.settings.onDidChange((e) => this.onSettings(e)));
     this.disposables.add(
       this.context.secrets.onDidChange((e) => {
         if (e.key === ACCOUNTS_VERSION_KEY) void this.reloadConfig();
         else if (e.key.startsWith(credentialKey(''))) {
           const label = e.key.slice(credentialKey('').length);
-          this.real?.tokens.invalidate(label);
-          this.real?.state.clearNeedsSignIn(label);
+          this.real?.router.tokens.invalidate(label);
+          this.real?.router.state.clearNeedsSignIn(label);
           this.changed.fire();
         }
       }),
     );
     this.disposables.add(this.accounts.onDidChange(() => void this.reloadConfig()));
+    this.disposables.add({ dispose: () => this.configWatcher?.close() });
+  }
+
+  /**
+   * Only the leading window saves the pool's state; a window that takes over first loads
+   * what the previous leader saved (its own copy dates from its activation).
+   */
+  private onRole(role: ProxyRole): void {
+    if (this.real?.router.roleChanged(role)) this.log.info('state: took over the bindings, cooldowns and quota snapshots the previous window saved');
+    if (role.kind === 'leader') this.active?.router.poller.start();
+    else this.active?.router.poller.stop();
+    this.changed.fire();
+  }
+
+  /** Start-up (no event) and every settings change. */
+  private onSettings(e: vscode.ConfigurationChangeEvent | undefined): void {
+    if (this.settings.changed(e, 'configFile')) this.watchConfigFile();
+    if (!e) return; // start-up: the engine was just built from these settings
+    if (this.settings.changed(e, 'routing') || this.settings.changed(e, 'configFile') || this.settings.changed(e, 'upstreamBaseUrl')) {
+      void this.reloadConfig();
+    }
+    if (this.settings.changed(e, 'port')) {
+      void vscode.window.showInformationMessage('Claude Router: the new port is used after a window reload.', 'Reload Window').then((c) => {
+        if (c) void vscode.commands.executeCommand('workbench.action.reloadWindow');
+      });
+    }
+  }
+
+  /** Hot reload of `claudeRouter.configFile`, like the CLI's: each edit re-applies the settings with the file. */
+  private watchConfigFile(): void {
+    this.configWatcher?.close();
+    this.configWatcher = undefined;
+    const file = this.settings.host.configFile;
+    if (!file) return;
+    // The reload re-reads and validates the file and reports an invalid version itself.
+    this.configWatcher = watchConfigFile(file, () => this.reloadConfig(), () => void this.reloadConfig());
   }
 
   private async loadClientKey(): Promise<string> {
@@ -162,21 +161,14 @@ export class RouterService {
 
   /** Settings (+ optional config file) → runtime config, or the error naming the setting. */
   async runtimeFromSettings(): Promise<{ config: RuntimeConfig; sources: Record<string, string> } | { error: string }> {
-    const c = vscode.workspace.getConfiguration('claudeRouter.routing');
-    const user: Record<string, unknown> = {};
-    for (const key of ROUTING_SETTING_KEYS) {
-      const i = c.inspect(key);
-      const v = i?.globalValue ?? i?.workspaceValue ?? i?.workspaceFolderValue;
-      if (v !== undefined) user[key] = v;
-    }
-    const settings = this.hostSettings();
+    const settings = this.settings.host;
     let file: { path: string; routing: RoutingInput | undefined } | undefined;
-    if (settings.configFile.trim()) {
-      const loaded = await loadConfigFile(settings.configFile.trim());
+    if (settings.configFile) {
+      const loaded = await loadConfigFile(settings.configFile);
       if (!loaded.ok) return { error: `claudeRouter.configFile: ${loaded.error}` };
-      file = { path: settings.configFile.trim(), routing: loaded.config.routing };
+      file = { path: settings.configFile, routing: loaded.config.routing };
     }
-    const result = policyFromSettings(user, file, process.env);
+    const result = policyFromSettings(this.settings.routing, file, process.env);
     if (!result.ok) return { error: result.error };
     return {
       config: { policy: result.policy, accounts: this.accounts.all(), upstreamBaseUrl: settings.upstreamBaseUrl },
@@ -199,11 +191,11 @@ export class RouterService {
     const next = await this.runtimeFromSettings();
     if ('error' in next) {
       this.lastSettingsError = next.error;
-      real.engine.reportReloadError(next.error);
+      real.router.engine.reportReloadError(next.error);
       void vscode.window.showErrorMessage(`Claude Router: ${next.error.split('\n')[0]} — the last good routing policy stays in force.`);
     } else {
       this.lastSettingsError = null;
-      real.engine.applyConfig(next.config, next.sources);
+      real.router.engine.applyConfig(next.config, next.sources);
     }
     this.changed.fire();
   }
@@ -222,44 +214,26 @@ export class RouterService {
       config = first.config;
       sources = first.sources;
     }
-    const state = new RouterState(config.policy.sessionAffinityIdleTtlMs);
-    const { restored, saver } = persistState(state, path.join(dir, 'router-state.json'));
-    if (restored) this.log.info('state: restored bindings, cooldowns and quota snapshots');
-    const decisions = new DecisionLog({ dir, onError: (e) => this.log.warn(`decision log: ${e.message}`) });
-    const tokens = new TokenManager(this.store, oauthRefresher(this.hostSettings().tokenUrl), Date.now, tokenSaveLog(this.log));
-    const engine = new RouterEngine({ config, state, tokens, decisions, log: this.log, clientKey: this.clientKey, sources });
-    if (this.lastSettingsError) engine.reportReloadError(this.lastSettingsError);
-    const poller = this.pollerFor(engine, tokens, state);
-    return {
-      engine,
-      state,
-      tokens,
-      poller,
-      simulated: undefined,
-      close: async () => {
-        poller.stop();
-        await engine.close();
-        await (saver as StatePersistence).close();
-        await decisions.close();
-      },
-    };
+    const router = await createRouter({
+      config,
+      sources,
+      credentials: this.store,
+      tokenUrl: this.settings.host.tokenUrl,
+      clientKey: this.clientKey,
+      log: this.log,
+      decisionDir: dir,
+      stateFile: path.join(dir, 'router-state.json'),
+      // Saved only while this window leads (onRole): a following window's copy goes stale.
+      saveState: false,
+    });
+    if (this.lastSettingsError) router.engine.reportReloadError(this.lastSettingsError);
+    return { router, simulated: undefined, close: () => router.close() };
   }
 
   private async runtimeFromSettingsDefaults(): Promise<RuntimeConfig> {
     const result = policyFromSettings({}, undefined, process.env);
     if (!result.ok) throw new Error(result.error);
-    return { policy: result.policy, accounts: this.accounts.all(), upstreamBaseUrl: this.hostSettings().upstreamBaseUrl };
-  }
-
-  private pollerFor(engine: RouterEngine, tokens: TokenManager, state: RouterState): UsagePoller {
-    return new UsagePoller({
-      baseUrl: () => engine.config.upstreamBaseUrl,
-      accounts: () => engine.config.accounts.filter((a) => a.enabled && a.kind === 'oauth').map((a) => a.label),
-      freshness: (label) => engine.metricsFor(engine.config, null, Date.now()).get(label)?.freshness ?? 'unknown',
-      credentials: (label) => tokens.current(label),
-      record: (label, snapshot, sentAtMs) => state.recordEvidence(label, snapshot, sentAtMs),
-      log: (m) => this.log.info(m),
-    });
+    return { policy: result.policy, accounts: this.accounts.all(), upstreamBaseUrl: this.settings.host.upstreamBaseUrl };
   }
 
   /**
@@ -271,7 +245,7 @@ export class RouterService {
     for (const a of this.accounts.all()) {
       if (!(await this.store.get(a.label))) {
         missing.push(a.label);
-        this.real?.state.markNeedsSignIn(a.label, 'its credentials are missing from the keyring');
+        this.real?.router.state.markNeedsSignIn(a.label, 'its credentials are missing from the keyring');
       }
     }
     if (missing.length === 0) return;
@@ -300,40 +274,29 @@ export class RouterService {
     const store = new MemoryCredentialStore();
     for (const a of DEMO_ACCOUNTS) await store.set(a.label, { accessToken: a.accessToken, refreshToken: a.refreshToken });
     const accounts: AccountInfo[] = DEMO_ACCOUNTS.map((a) => ({ label: a.label, kind: 'oauth', fallback: false, enabled: true }));
-    const policy = this.real!.engine.config.policy;
-    const state = new RouterState(policy.sessionAffinityIdleTtlMs);
-    const tokens = new TokenManager(store, oauthRefresher(sim.tokenUrl));
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'claude-router-simulated-'));
-    const decisions = new DecisionLog({ dir });
-    const engine = new RouterEngine({
-      config: { policy, accounts, upstreamBaseUrl: sim.url },
-      state,
-      tokens,
-      decisions,
-      log: this.log,
+    const real = this.real!.router.engine;
+    const router = await createRouter({
+      config: { policy: real.config.policy, accounts, upstreamBaseUrl: sim.url },
+      sources: real.configStatus.sources,
+      credentials: store,
+      tokenUrl: sim.tokenUrl,
       clientKey: this.clientKey,
-      sources: this.real!.engine.configStatus.sources,
+      log: this.log,
+      decisionDir: mkdtempSync(path.join(os.tmpdir(), 'claude-router-simulated-')),
     });
-    const poller = this.pollerFor(engine, tokens, state);
-    for (let i = 0; i < accounts.length; i++) await poller.tick(); // show utilisation at once
+    for (let i = 0; i < accounts.length; i++) await router.poller.tick(); // show utilisation at once
     const onChanged = () => this.changed.fire();
-    state.events.on('changed', onChanged);
+    router.state.events.on('changed', onChanged);
     this.active = {
-      engine,
-      state,
-      tokens,
-      poller,
+      router,
       simulated: sim,
       close: async () => {
-        poller.stop();
-        state.events.off('changed', onChanged);
-        // The engine first: requests still draining may append decisions.
-        await engine.close();
-        await decisions.close();
+        router.state.events.off('changed', onChanged);
+        await router.close();
         await sim.close();
       },
     };
-    this.proxy!.setEngine(engine);
+    this.proxy!.setEngine(router.engine);
     this.log.info(`simulated accounts: ${accounts.map((a) => a.label).join(', ')} behind a fake upstream at ${sim.url}`);
     this.changed.fire();
   }
@@ -348,19 +311,21 @@ export class RouterService {
     const sim = this.active;
     if (!sim?.simulated || !this.real) return;
     this.active = this.real;
-    this.proxy!.setEngine(this.real.engine);
+    this.proxy!.setEngine(this.real.router.engine);
     await sim.close();
     this.changed.fire();
   }
 
   /** Recent decisions of this window's active engine, oldest first. */
   recentDecisions(limit: number) {
-    return this.active?.engine.recentDecisions(limit) ?? [];
+    return this.active?.router.engine.recentDecisions(limit) ?? [];
   }
 
   async dispose(): Promise<void> {
     this.disposed = true;
     await this.modeSwitch;
+    // Saved before the port is released: the window that takes over loads this state.
+    await this.real?.router.persistence?.flush();
     await this.proxy?.dispose();
     if (this.active && this.active !== this.real) await this.active.close();
     await this.real?.close();

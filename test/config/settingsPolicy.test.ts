@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { policyFromSettings, ROUTING_SETTING_KEYS } from '../../src/config/settingsPolicy';
+import { hostSettingsFrom, policyFromSettings, ROUTING_SETTING_KEYS } from '../../src/config/settingsPolicy';
 import { DEFAULT_POLICY } from '../../src/routing/policy';
 
 describe('VS Code settings → routing policy', () => {
@@ -33,5 +33,19 @@ describe('VS Code settings → routing policy', () => {
     assert.equal(r.sources['spill-inflight'], '/x/proxy-config.yaml');
     assert.equal(r.sources['session-affinity'], 'setting claudeRouter.routing.sessionAffinity');
     assert.equal(r.sources['account-ranking'], 'default');
+  });
+});
+
+describe('VS Code host settings (port, upstream, token endpoint)', () => {
+  it('unset or empty values give the defaults', () => {
+    assert.deepEqual(hostSettingsFrom({ upstreamBaseUrl: '' }), { settings: { port: 48290, upstreamBaseUrl: 'https://api.anthropic.com', tokenUrl: 'https://platform.claude.com/v1/oauth/token' }, error: null });
+  });
+
+  it('takes valid values (without a trailing slash) and replaces an invalid one by its default, naming the setting', () => {
+    const { settings, error } = hostSettingsFrom({ port: 'eighty', upstreamBaseUrl: 'http://127.0.0.1:9999/', tokenUrl: 'ftp://example.com/token' });
+    assert.equal(settings.port, 48290);
+    assert.equal(settings.upstreamBaseUrl, 'http://127.0.0.1:9999');
+    assert.equal(settings.tokenUrl, 'https://platform.claude.com/v1/oauth/token');
+    assert.match(error ?? '', /^claudeRouter\.port: .*\nclaudeRouter\.tokenUrl: must be an http\(s\) URL$/);
   });
 });

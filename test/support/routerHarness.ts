@@ -13,6 +13,9 @@ import type { ConfigInput } from '../../src/config/schema';
 import { silentLogger, type Logger } from '../../src/proxy/log';
 import type { DecisionRecord } from '../../src/routing/decision';
 import { byRotationOrder } from '../../src/proxy/state/decisionLog';
+import { MemoryCredentialStore } from '../../src/accounts/memoryCredentialStore';
+import { policyFrom } from '../../src/config/schema';
+import { createRouter, type Router, type RouterOptions } from '../../src/proxy/createRouter';
 
 export interface Harness {
   sim: FakeUpstream;
@@ -57,6 +60,30 @@ export async function startHarness(
     },
     decisions: () => readDecisions(stateDir),
   };
+}
+
+/**
+ * A router built by createRouter (as the extension builds one) in front of a fake upstream,
+ * with the sim's accounts in a memory credential store; `decisionDir` holds its decision log.
+ */
+export async function createSimRouter(
+  sim: FakeUpstream,
+  spec: SimAccountSpec[],
+  opts: { decisionDir: string; routing?: ConfigInput['routing'] } & Partial<Pick<RouterOptions, 'stateFile' | 'saveState' | 'listen'>>,
+): Promise<Router> {
+  const credentials = new MemoryCredentialStore();
+  for (const a of spec) await credentials.set(a.label, { accessToken: a.accessToken, refreshToken: a.refreshToken });
+  return createRouter({
+    config: { policy: policyFrom(opts.routing, {}), accounts: spec.map((a) => ({ label: a.label, kind: 'oauth', fallback: false, enabled: true })), upstreamBaseUrl: sim.url },
+    credentials,
+    tokenUrl: sim.tokenUrl,
+    clientKey: 'test-client-key-0123456789',
+    log: silentLogger,
+    decisionDir: opts.decisionDir,
+    stateFile: opts.stateFile,
+    saveState: opts.saveState,
+    listen: opts.listen,
+  });
 }
 
 /** The decision records a router has written to `stateDir` so far (the log flushes every 100 ms), oldest first. */

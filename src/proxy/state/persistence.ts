@@ -1,60 +1,156 @@
 /**
- * Saves RouterState (snapshots, cooldowns, bindings — no secrets) to a JSON
- * file shortly after it changes, and restores it at start. A file that cannot
- * be read restores nothing: the router starts empty, the seed's default.
+ * Saves RouterState (quota snapshots, cooldowns, sign-in flags, bindings — no
+ * secrets) to a JSON file shortly after it changes and at close, and restores
+ * it at start. A file that cannot be read restores nothing: the router starts
+ * empty, the seed's default.
+ *
+ * Several routers can share one file (VS Code windows of one profile; only the
+ * leading window serves). The rule that keeps the file from going back in time:
+ * - every save writes `generation` = (the newest generation this router has
+ *   seen) + 1, and `savedAtMs`; a file without `generation` counts as 0;
+ * - before writing, the saver checks the file: when its generation is higher
+ *   than the one this state was last loaded from or saved as, another router
+ *   saved since, and its state is folded in first (`RouterState.absorb`: the
+ *   newest evidence, the later cooldown, the later binding per session), so a
+ *   save never replaces newer state with older;
+ * - a router that does not serve (a following window) does not save at all
+ *   (`follow()`); when it takes over (`lead()`), it replaces its state with the
+ *   file's if the file is newer than what it loaded, then saves from then on.
+ * Two routers writing within the same few milliseconds can still lose one
+ * write (there is no file lock); the next save of either repairs it.
  */
-import { promises as fs, readFileSync } from 'node:fs';
+import { promises as fs, readFileSync, statSync, type Stats } from 'node:fs';
 import * as path from 'node:path';
-import type { RouterState } from './routerState';
+import type { RouterState, SavedRouterState } from './routerState';
 
 export interface StatePersistence {
-  /** Writes now (used at shutdown). */
+  /** Whether a saved state was restored at start. */
+  readonly restored: boolean;
+  /** Writes now, if this router saves (see `lead`/`follow`). */
   flush(): Promise<void>;
+  /**
+   * This router serves from now on: loads the file's state in place of its own when the
+   * file is newer than what this router loaded or saved, then saves after each change.
+   * Synchronous, so no request is served between the role change and the load.
+   * @returns true when newer state was loaded from the file
+   */
+  lead(): boolean;
+  /** Another router serves and owns the file: stop saving (changes are kept in memory only). */
+  follow(): void;
+  /** Stops listening for changes; saves once more if this router saves. */
   close(): Promise<void>;
 }
 
-/**
- * @param file e.g. `<state-dir>/router-state.json`
- * @param debounceMs delay between a change and the write
- * @returns whether a saved state was restored, and the saver
- */
-export function persistState(state: RouterState, file: string, now: () => number = Date.now, debounceMs = 1_000): { restored: boolean; saver: StatePersistence } {
-  let restored = false;
+export interface PersistOptions {
+  /** e.g. `<state-dir>/router-state.json` */
+  file: string;
+  now?: () => number;
+  /** Delay between a change and the write, ms (default 1 000). */
+  debounceMs?: number;
+  /** Save from the start (default true); false waits for `lead()` (a window that may follow). */
+  saving?: boolean;
+  /** Told when the file held state saved by another router that was folded in. */
+  log?: (message: string) => void;
+}
+
+/** What the file holds, with its generation and identity (to skip parsing an unchanged file). */
+interface OnDisk {
+  saved: SavedRouterState | undefined;
+  generation: number;
+  stamp: string;
+}
+
+/** The file's identity: the same stamp means nobody wrote it since. */
+function stampOf(st: Stats): string {
+  return `${st.ino}:${st.size}:${st.mtimeMs}`;
+}
+
+function readOnDisk(file: string): OnDisk | undefined {
   try {
-    restored = state.restore(JSON.parse(readFileSync(file, 'utf8')), now());
+    const stamp = stampOf(statSync(file));
+    const saved = JSON.parse(readFileSync(file, 'utf8')) as SavedRouterState;
+    return { saved, generation: typeof saved?.generation === 'number' ? saved.generation : 0, stamp };
   } catch {
-    restored = false;
+    return undefined;
   }
+}
+
+/**
+ * Restores `state` from `opts.file` and saves it there after changes.
+ * Never throws: a write that fails is retried with the next change.
+ */
+export function persistState(state: RouterState, opts: PersistOptions): StatePersistence {
+  const { file, now = Date.now, debounceMs = 1_000, log } = opts;
+  let saving = opts.saving ?? true;
+  const first = readOnDisk(file);
+  const restored = first !== undefined && state.restore(first.saved, now());
+  /** The generation this state was last loaded from or saved as. */
+  let basis = restored ? first.generation : 0;
+  /** The file's stamp after that load or save. */
+  let ownStamp = restored ? first.stamp : '';
+  let dirty = false;
   let timer: NodeJS.Timeout | undefined;
   let writing: Promise<void> = Promise.resolve();
+
+  const save = async () => {
+    if (!saving) return;
+    dirty = false;
+    const stamp = await fs.stat(file).then(stampOf, () => '');
+    if (stamp && stamp !== ownStamp) {
+      const disk = readOnDisk(file);
+      if (disk && disk.generation > basis && state.absorb(disk.saved, now())) {
+        log?.(`state: ${path.basename(file)} was saved by another router (generation ${disk.generation}); its state is merged in`);
+      }
+      if (disk) basis = Math.max(basis, disk.generation);
+    }
+    const generation = basis + 1;
+    const data = JSON.stringify({ ...state.toSaved(now()), generation });
+    await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+    const tmp = `${file}.tmp`;
+    await fs.writeFile(tmp, data, { mode: 0o600 });
+    await fs.rename(tmp, file);
+    basis = generation;
+    ownStamp = await fs.stat(file).then(stampOf, () => '');
+  };
   const write = () => {
     timer = undefined;
-    const data = JSON.stringify(state.toSaved(now()));
-    writing = writing.then(async () => {
-      await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-      const tmp = `${file}.tmp`;
-      await fs.writeFile(tmp, data, { mode: 0o600 });
-      await fs.rename(tmp, file);
-    }).catch(() => undefined);
+    writing = writing.then(save).catch(() => undefined);
     return writing;
   };
   const onChange = () => {
+    dirty = true;
+    if (!saving) return;
     if (!timer) timer = setTimeout(write, debounceMs);
     timer.unref?.();
   };
   state.events.on('changed', onChange);
   return {
     restored,
-    saver: {
-      flush: () => {
-        if (timer) clearTimeout(timer);
-        return write();
-      },
-      close: async () => {
-        state.events.off('changed', onChange);
-        if (timer) clearTimeout(timer);
-        await write();
-      },
+    flush: () => {
+      if (timer) clearTimeout(timer);
+      return write();
+    },
+    lead: () => {
+      const disk = readOnDisk(file);
+      let loaded = false;
+      if (disk && disk.generation > basis && state.replaceWith(disk.saved, now())) {
+        basis = disk.generation;
+        ownStamp = disk.stamp;
+        loaded = true;
+      }
+      saving = true;
+      if (dirty) onChange();
+      return loaded;
+    },
+    follow: () => {
+      saving = false;
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+    },
+    close: async () => {
+      state.events.off('changed', onChange);
+      if (timer) clearTimeout(timer);
+      await write();
     },
   };
 }

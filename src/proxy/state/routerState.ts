@@ -28,6 +28,8 @@ export interface RouterCounters {
 export interface SavedRouterState {
   version: 1;
   savedAtMs: number;
+  /** Counts saves of this file, across routers (see persistence.ts); absent in files of older versions (read as 0). */
+  generation?: number;
   snapshots: Record<string, QuotaSnapshot>;
   cooldowns: Record<string, Cooldown>;
   needsSignIn: Record<string, string>;
@@ -117,12 +119,49 @@ export class RouterState {
   /** Restores a saved state; unknown shapes are ignored (the seed's default: start empty). */
   restore(saved: unknown, now: number): boolean {
     if (!isSavedState(saved)) return false;
+    this.fill(saved, now);
+    return true;
+  }
+
+  /**
+   * Replaces snapshots, cooldowns, sign-in flags and bindings by a saved state (a window
+   * taking over the proxy: its own copy is older than the file). Leases and counters stay.
+   * @returns false (and changes nothing) for an unknown shape
+   */
+  replaceWith(saved: unknown, now: number): boolean {
+    if (!isSavedState(saved)) return false;
+    this.snapshots.clear();
+    this.cooldowns.clear();
+    this.needsSignIn.clear();
+    this.affinity.clear();
+    this.fill(saved, now);
+    return true;
+  }
+
+  /**
+   * Folds a state saved by another router into this one without losing either's news: the
+   * newest evidence per window, the later-ending cooldown, per session the later binding.
+   * Sign-in flags stay this router's (a cleared flag came from new credentials).
+   * @returns false (and changes nothing) for an unknown shape
+   */
+  absorb(saved: unknown, now: number): boolean {
+    if (!isSavedState(saved)) return false;
+    for (const [k, v] of Object.entries(saved.snapshots)) this.snapshots.set(k, mergeSnapshot(this.snapshots.get(k), v));
+    for (const [k, v] of Object.entries(saved.cooldowns)) if (v.untilMs > now) this.cooldowns.set(k, mergeCooldown(this.cooldowns.get(k), v));
+    for (const b of saved.bindings) {
+      const mine = this.affinity.get(b.sessionId, now);
+      if (!mine || mine.lastServedAtMs < b.lastServedAtMs) this.affinity.load([b], now);
+    }
+    this.changed();
+    return true;
+  }
+
+  private fill(saved: SavedRouterState, now: number): void {
     for (const [k, v] of Object.entries(saved.snapshots)) this.snapshots.set(k, v);
     for (const [k, v] of Object.entries(saved.cooldowns)) if (v.untilMs > now) this.cooldowns.set(k, v);
     for (const [k, v] of Object.entries(saved.needsSignIn)) this.needsSignIn.set(k, v);
     this.affinity.load(saved.bindings, now);
     this.changed();
-    return true;
   }
 }
 

@@ -6,6 +6,8 @@ import { startFakeUpstream } from '../../../src/sim';
 import { startRouter } from '../../../src/cli/runtime';
 import { silentLogger } from '../../../src/proxy/log';
 import { byRotationOrder, DecisionLog } from '../../../src/proxy/state/decisionLog';
+import { persistState } from '../../../src/proxy/state/persistence';
+import { RouterState } from '../../../src/proxy/state/routerState';
 import type { DecisionRecord } from '../../../src/routing/decision';
 import { accounts, callRouter, routerStatus, startHarness, type Harness } from '../../support/routerHarness';
 
@@ -133,5 +135,60 @@ describe('router state across restarts, usage polling, caps, log rotation', () =
     assert.deepEqual(current.map((l) => JSON.parse(l).requestId), ['r99'], 'a new day starts a new file');
     assert.equal(log.recent(2).map((r) => r.requestId).join(), 'r19,r99');
     rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe('router-state.json shared by several routers', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'router-shared-state-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** A router's state bound to the shared file (loaded now, as at start). */
+  const open = (saving = true) => {
+    const state = new RouterState(3_600_000);
+    const persistence = persistState(state, { file: path.join(dir, 'router-state.json'), now: () => 1_000, saving });
+    return { state, persistence };
+  };
+  const bind = (r: { state: RouterState }, session: string, account: string) => {
+    r.state.affinity.bind(session, account, 1_000);
+    r.state.changed();
+  };
+  const onDisk = () => JSON.parse(readFileSync(path.join(dir, 'router-state.json'), 'utf8'));
+  const sessions = (saved: { bindings: { sessionId: string }[] }) => saved.bindings.map((b) => b.sessionId).sort();
+
+  it('a following router never writes; when it leads it serves the newer saved state instead of its stale copy', async () => {
+    const leader = open();
+    const follower = open(false);
+    bind(leader, 'warm', 'a');
+    leader.state.setCooldown('a', { untilMs: 900_000, reason: 'throttle', setAtMs: 1_000 });
+    await leader.persistence.close();
+    bind(follower, 'stale', 'b');
+    await follower.persistence.flush();
+    assert.deepEqual(sessions(onDisk()), ['warm'], 'the follower did not write');
+
+    assert.equal(follower.persistence.lead(), true);
+    assert.equal(follower.state.affinity.get('warm', 1_000)?.account, 'a');
+    assert.equal(follower.state.affinity.get('stale', 1_000), undefined, 'replaced, not merged');
+    assert.equal(follower.state.cooldowns.get('a')?.reason, 'throttle');
+    await follower.persistence.close();
+    assert.equal(onDisk().generation, 2);
+  });
+
+  it('a save never replaces newer state with older: two routers saving to one file keep each other\'s changes', async () => {
+    const first = open();
+    const second = open();
+    bind(first, 's1', 'a');
+    await first.persistence.flush();
+    bind(second, 's2', 'b');
+    await second.persistence.flush();
+    assert.deepEqual(sessions(onDisk()), ['s1', 's2'], 'the second saver folded in what the first saved');
+    assert.equal(second.state.affinity.get('s1', 1_000)?.account, 'a');
+    bind(first, 's3', 'c');
+    await first.persistence.close();
+    await second.persistence.close();
+    assert.deepEqual(sessions(onDisk()), ['s1', 's2', 's3']);
+    assert.equal(onDisk().generation, 4);
   });
 });

@@ -48,4 +48,38 @@ describe('RouterState evidence and cooldowns', () => {
     assert.equal(r.snapshots.get('a')?.session?.utilization, 0.2);
     assert.equal(new RouterState(1).restore({ version: 2 }, 0), false, 'an unknown shape restores nothing');
   });
+
+  it('folding in another router\'s saved state keeps the newer of each: evidence, the longer cooldown, the later binding; its own sign-in flags', () => {
+    const other = new RouterState(3_600_000);
+    other.recordEvidence('a', allowed(5_000), 4_900);
+    other.setCooldown('b', { untilMs: 90_000, reason: 'throttle', setAtMs: 5_000 });
+    other.affinity.bind('s1', 'b', 5_000);
+    other.affinity.bind('s2', 'b', 1_000);
+    other.markNeedsSignIn('c', 'refresh refused');
+    const mine = new RouterState(3_600_000);
+    mine.recordEvidence('a', allowed(2_000), 1_900);
+    mine.setCooldown('b', { untilMs: 20_000, reason: 'throttle', setAtMs: 2_000 });
+    mine.affinity.bind('s1', 'a', 2_000);
+    mine.affinity.bind('s2', 'a', 3_000);
+    assert.equal(mine.absorb(JSON.parse(JSON.stringify(other.toSaved(6_000))), 6_000), true);
+    assert.equal(mine.snapshots.get('a')?.observedAtMs, 5_000);
+    assert.equal(mine.cooldowns.get('b')?.untilMs, 90_000);
+    assert.equal(mine.affinity.get('s1', 6_000)?.account, 'b', 'served later by the other router');
+    assert.equal(mine.affinity.get('s2', 6_000)?.account, 'a', 'served later here');
+    assert.equal(mine.needsSignIn.has('c'), false);
+  });
+
+  it('replacing with a saved state drops what this copy had and the saved one does not', () => {
+    const s = new RouterState(3_600_000);
+    s.affinity.bind('stale', 'a', 1_000);
+    s.setCooldown('a', { untilMs: 50_000, reason: 'throttle', setAtMs: 1_000 });
+    const saved = new RouterState(3_600_000);
+    saved.affinity.bind('fresh', 'b', 2_000);
+    assert.equal(s.replaceWith(JSON.parse(JSON.stringify(saved.toSaved(2_000))), 2_000), true);
+    assert.equal(s.affinity.get('stale', 2_000), undefined);
+    assert.equal(s.affinity.get('fresh', 2_000)?.account, 'b');
+    assert.equal(s.cooldowns.size, 0);
+    assert.equal(s.replaceWith({ version: 2 }, 2_000), false, 'an unknown shape changes nothing');
+    assert.equal(s.affinity.get('fresh', 2_000)?.account, 'b');
+  });
 });

@@ -1,10 +1,11 @@
 /**
  * Runs inside the real extension host (code-server): activation, the proxy
- * answering, SecretStorage round trips, settings → policy, the terminal
- * environment of a new integrated terminal, and window takeover.
+ * answering, SecretStorage round trips, settings → policy, hot reload of
+ * the config file, the terminal environment of a new integrated terminal,
+ * and window takeover.
  */
 import { strict as assert } from 'node:assert';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -94,6 +95,29 @@ describe('Claude Router in the extension host', function () {
       const st = await status(a);
       return st.policy.accountRanking === 'expiry-first' && st.config.lastReloadError === null;
     }, 8000, 'back to defaults');
+  });
+
+  it('hot-reloads claudeRouter.configFile when the file is edited, and keeps the last good version of it', async () => {
+    const a = await api();
+    const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'router-config-')), 'proxy-config.yaml');
+    writeFileSync(file, 'routing:\n  spill-inflight: 3\n');
+    const spill = () => a.service.engine!.config.policy.spillInflight;
+    await vscode.workspace.getConfiguration('claudeRouter').update('configFile', file, vscode.ConfigurationTarget.Global);
+    try {
+      await eventually(() => spill() === 3, 8000, 'the file applied');
+      writeFileSync(file, 'routing:\n  spill-inflight: 7\n');
+      await eventually(() => spill() === 7, 2500, 'the edit applied within about 2 s');
+      writeFileSync(file, 'routing:\n  spill-inflight: 700\n');
+      const rejected = await eventually(async () => {
+        const st = await status(a);
+        return st.config.lastReloadError ? st : undefined;
+      }, 2500, 'the invalid edit reported');
+      assert.match(rejected.config.lastReloadError, /claudeRouter\.configFile/);
+      assert.equal(spill(), 7, 'the last good value stays');
+    } finally {
+      await vscode.workspace.getConfiguration('claudeRouter').update('configFile', undefined, vscode.ConfigurationTarget.Global);
+    }
+    await eventually(() => spill() === 0, 8000, 'back to the default without the file');
   });
 
   it('gives a new integrated terminal the environment that points Claude Code at the proxy', async function () {
