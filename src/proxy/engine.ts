@@ -162,7 +162,7 @@ export class RouterEngine {
   /** An error no step handled: logged, and the client answered (or cut off when its answer had begun). */
   private failed(err: unknown, ctx: RequestContext): void {
     const { res } = ctx;
-    this.state.counters.errors++;
+    this.state.countInternalError();
     this.services.log.error(`internal error: ${(err as Error)?.stack ?? String(err)}`);
     if (!res.headersSent) {
       sendAnthropicError(res, 500, 'api_error', 'Claude Router internal error; see its log.', ctx.requestId ? { [REQUEST_ID_HEADER]: ctx.requestId } : undefined);

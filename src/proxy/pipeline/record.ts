@@ -9,11 +9,7 @@ import type { RequestContext } from './context';
 export function record(ctx: RequestContext): void {
   const s = ctx.services;
   const { outcome, info, requestId } = ctx;
-  const counters = s.state.counters;
-  if (outcome.outcome === 'success') counters.served++;
-  else if (outcome.outcome === 'client_abort') counters.clientAborts++;
-  else if (outcome.outcome === 'no_usable_account') counters.noUsableAccount++;
-  s.state.changed();
+  s.state.countRequest(ctx.route === 'messages', outcome.outcome, outcome.failovers);
 
   const decision = buildDecisionRecord(
     { ts: new Date(ctx.startedAtMs).toISOString(), requestId, sessionId: info.sessionId, path: ctx.path, model: info.model, stream: info.stream ?? outcome.streamed },

@@ -94,7 +94,28 @@ export class RouterState {
     this.changed();
   }
 
-  /** Signals a change (bindings and counters change without passing through a setter). */
+  /**
+   * Counts one handled request — the only place the request counters change.
+   * @param messages a `/v1/messages` call (only those count as requests)
+   * @param failovers moves to a next account while it was attempted
+   */
+  countRequest(messages: boolean, outcome: string, failovers: number): void {
+    const c = this.counters;
+    if (messages) c.requests++;
+    c.failovers += failovers;
+    if (outcome === 'success') c.served++;
+    else if (outcome === 'client_abort') c.clientAborts++;
+    else if (outcome === 'no_usable_account') c.noUsableAccount++;
+    this.changed();
+  }
+
+  /** Counts a request that ended in an internal error (it has no decision record). */
+  countInternalError(): void {
+    this.counters.errors++;
+    this.changed();
+  }
+
+  /** Signals a change (bindings change without passing through a setter). */
   changed(): void {
     if (this.changePending) return;
     this.changePending = true;
