@@ -59,7 +59,7 @@ interface Violation {
 function depcruise(cwd: string, outputType: 'json' | 'err'): Promise<{ code: number; stdout: string }> {
   return new Promise((resolve, reject) => {
     execFile(process.execPath, [DEPCRUISE, 'src', '--config', RULES, '--output-type', outputType], { cwd, maxBuffer: 16 << 20 }, (error, stdout) => {
-      if (error && typeof error.code !== 'number') reject(error);
+      if (error && typeof error.code !== 'number') reject(new Error(`dependency-cruiser did not run: ${error.message}`, { cause: error }));
       else resolve({ code: error ? Number(error.code) : 0, stdout });
     });
   });
