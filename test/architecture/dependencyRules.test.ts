@@ -65,8 +65,7 @@ function depcruise(cwd: string, outputType: 'json' | 'err'): Promise<{ code: num
   });
 }
 
-describe('dependency rules (.dependency-cruiser.cjs)', function () {
-  this.timeout(10_000);
+describe('dependency rules (.dependency-cruiser.cjs)', () => {
   let dir: string;
   before(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'layers-'));
