@@ -30,6 +30,21 @@ export default tseslint.config(
     },
   },
   {
+    // routing/, quota/ and the simulator's world model are pure functions of their inputs and a clock
+    // argument: no wall clock, randomness, timers, environment or console (imports are checked by check:deps).
+    files: ['src/routing/**/*.ts', 'src/quota/**/*.ts', 'src/sim/windows.ts', 'src/sim/promptCache.ts'],
+    rules: {
+      'no-restricted-globals': ['error', ...['process', 'console', 'fetch', 'setTimeout', 'setInterval', 'setImmediate', 'queueMicrotask'].map((name) => ({ name, message: 'pure layer: take it as an argument' }))],
+      'no-restricted-properties': [
+        'error',
+        { object: 'Date', property: 'now', message: 'pure layer: take the clock as an argument' },
+        { object: 'performance', property: 'now', message: 'pure layer: take the clock as an argument' },
+        { object: 'Math', property: 'random', message: 'pure layer: take seeded randomness as an argument' },
+      ],
+      'no-restricted-syntax': ['error', { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: 'pure layer: take the clock as an argument' }],
+    },
+  },
+  {
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: {
       // Tests and benchmarks read JSON answers as `any` and assert on their shape; the assertion is the check.
