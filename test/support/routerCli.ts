@@ -116,8 +116,6 @@ export async function runCli(args: string[], timeoutMs = 10_000): Promise<{ code
   return { code, stdout: p.stdout(), stderr: p.stderr(), ms: Date.now() - started };
 }
 
-export { freePort } from './net';
-
 /** YAML text for a proxy config; every scalar JSON-quoted (valid YAML), keys kebab-case. */
 export function proxyConfigYaml(c: {
   port: number;
