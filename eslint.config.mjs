@@ -1,11 +1,12 @@
 // ESLint (flat config) with typescript-eslint's type-aware rules: `npm run lint`.
 import js from '@eslint/js';
+import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 
-export default tseslint.config(
+export default defineConfig(
   { ignores: ['out/**', 'dist/**', 'node_modules/**', '.cache/**', 'test-artifacts/**'] },
   js.configs.recommended,
-  ...tseslint.configs.recommendedTypeChecked,
+  tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
