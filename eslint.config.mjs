@@ -35,7 +35,10 @@ export default defineConfig(
     // argument: no wall clock, randomness, timers, environment or console (imports are checked by check:deps).
     files: ['src/routing/**/*.ts', 'src/quota/**/*.ts', 'src/sim/windows.ts', 'src/sim/promptCache.ts'],
     rules: {
-      'no-restricted-globals': ['error', ...['process', 'console', 'fetch', 'setTimeout', 'setInterval', 'setImmediate', 'queueMicrotask'].map((name) => ({ name, message: 'pure layer: take it as an argument' }))],
+      'no-restricted-globals': [
+        'error',
+        ...['process', 'console', 'fetch', 'setTimeout', 'setInterval', 'setImmediate', 'queueMicrotask'].map((name) => ({ name, message: 'pure layer: take it as an argument' })),
+      ],
       'no-restricted-properties': [
         'error',
         { object: 'Date', property: 'now', message: 'pure layer: take the clock as an argument' },
@@ -75,12 +78,41 @@ export default defineConfig(
 
 /** The globals of the webview script: the DOM's and VS Code's `acquireVsCodeApi`. */
 function browserGlobals() {
-  const names = ['window', 'document', 'Node', 'HTMLElement', 'Event', 'MessageEvent', 'console', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'requestAnimationFrame', 'acquireVsCodeApi'];
+  const names = [
+    'window',
+    'document',
+    'Node',
+    'HTMLElement',
+    'Event',
+    'MessageEvent',
+    'console',
+    'setTimeout',
+    'clearTimeout',
+    'setInterval',
+    'clearInterval',
+    'requestAnimationFrame',
+    'acquireVsCodeApi',
+  ];
   return Object.fromEntries(names.map((name) => [name, 'readonly']));
 }
 
 /** The globals of a Node script (the TypeScript files get theirs from @types/node). */
 function nodeGlobals() {
-  const names = ['process', 'console', 'Buffer', 'require', 'module', '__dirname', '__filename', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'setImmediate', 'URL', 'performance'];
+  const names = [
+    'process',
+    'console',
+    'Buffer',
+    'require',
+    'module',
+    '__dirname',
+    '__filename',
+    'setTimeout',
+    'clearTimeout',
+    'setInterval',
+    'clearInterval',
+    'setImmediate',
+    'URL',
+    'performance',
+  ];
   return Object.fromEntries(names.map((name) => [name, 'readonly']));
 }
