@@ -86,7 +86,7 @@ function once(p: Pool, opts: Dispatcher.DispatchOptions, sse: boolean): Promise<
       onError(err: Error) {
         resolve({ ok: false, why: err.message, ttfb: 0, total: performance.now() - t0, chunks, bytes });
       },
-    } as unknown as Dispatcher.DispatchHandler);
+    });
   });
 }
 

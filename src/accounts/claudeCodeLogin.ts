@@ -25,6 +25,7 @@ export async function readClaudeCodeLogin(file: string): Promise<Credentials & {
   try {
     data = JSON.parse(await fs.readFile(file, 'utf8'));
   } catch (err) {
+    // eslint-disable-next-line preserve-caught-error -- no cause: JSON.parse's message may quote the token
     throw new Error(`cannot read Claude Code's login at ${file}: ${(err as NodeJS.ErrnoException).code ?? 'not JSON'}`);
   }
   const o = (data as { claudeAiOauth?: Record<string, unknown> } | null)?.claudeAiOauth;

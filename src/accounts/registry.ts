@@ -15,7 +15,7 @@ export class AccountRegistry {
       return Array.isArray(data.accounts) ? data.accounts : [];
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw new Error(`${this.file} is not readable: ${(err as Error).message}`);
+      throw new Error(`${this.file} is not readable: ${(err as Error).message}`, { cause: err });
     }
   }
 

@@ -59,7 +59,6 @@ export const accountSchema = z
     enabled: z.boolean().optional(),
   })
   .refine((a) => !(a.apiKey && a.accessToken), { message: 'give either access-token or api-key, not both' });
-export type AccountInput = z.infer<typeof accountSchema>;
 
 export const configSchema = z.strictObject({
   listen: z

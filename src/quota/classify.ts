@@ -46,7 +46,7 @@ export function errorTypeOf(body: string | undefined): string | undefined {
 /** `seven_day_<family>` in a representative claim → the family; other claims → undefined. */
 function claimFamily(claim: string | undefined): string | undefined {
   const m = claim ? /^seven_day_(.+)$/.exec(claim) : null;
-  return m && isFamilyKey(m[1]!) ? m[1] : undefined;
+  return m && isFamilyKey(m[1]) ? m[1] : undefined;
 }
 
 /**
@@ -68,7 +68,7 @@ function exhaustion(snap: QuotaSnapshot, nowMs: number, model: string | undefine
   const fallback = nowMs + WINDOW_EXHAUSTED_FALLBACK_MS;
   const claimFam = claimFamily(snap.representativeClaim);
   const scoped = snap.scoped ?? {};
-  const scopedRejected = Object.keys(scoped).filter((f) => isRejectionStatus(scoped[f]!.status));
+  const scopedRejected = Object.keys(scoped).filter((f) => isRejectionStatus(scoped[f].status));
   const unifiedRejected = normalizeStatus(snap.unifiedStatus) === 'rejected';
   const unifiedIsScoped =
     unifiedRejected && (claimFam !== undefined || (snap.representativeClaim === undefined && scopedRejected.length > 0));
@@ -100,9 +100,9 @@ function exhaustion(snap: QuotaSnapshot, nowMs: number, model: string | undefine
       ? wanted
       : claimFam !== undefined && candidates.includes(claimFam)
         ? claimFam
-        : candidates[0]!;
+        : candidates[0];
   const untilMs =
-    future(Object.hasOwn(scoped, family) ? scoped[family]!.resetAtMs : undefined) ??
+    future(Object.hasOwn(scoped, family) ? scoped[family].resetAtMs : undefined) ??
     (unifiedIsScoped && (family === claimFam || claimFam === undefined) ? future(snap.unifiedResetAtMs) : undefined);
   return untilMs === undefined ? { kind: 'model_scoped_exhausted', family } : { kind: 'model_scoped_exhausted', family, untilMs };
 }

@@ -32,7 +32,7 @@ export function lowerCaseHeaders(headers: unknown): Map<string, string> {
   const out = new Map<string, string>();
   if (headers === null || typeof headers !== 'object' || Array.isArray(headers)) return out;
   for (const [name, raw] of Object.entries(headers as Record<string, unknown>)) {
-    const first = Array.isArray(raw) ? raw[0] : raw;
+    const first: unknown = Array.isArray(raw) ? raw[0] : raw;
     let value: string | undefined;
     if (typeof first === 'string') value = first;
     else if (typeof first === 'number' && Number.isFinite(first)) value = String(first);
@@ -62,7 +62,7 @@ function unifiedHeaders(headers: unknown): Map<string, string> {
     }
     if (!Object.hasOwn(bag, name)) continue;
     const raw = bag[name];
-    const first = Array.isArray(raw) ? raw[0] : raw;
+    const first: unknown = Array.isArray(raw) ? raw[0] : raw;
     let value: string | undefined;
     if (typeof first === 'string') value = first;
     else if (typeof first === 'number' && Number.isFinite(first)) value = String(first);
@@ -157,7 +157,7 @@ function scopedFamilies(h: Map<string, string>): string[] {
   const families = new Set<string>();
   for (const name of h.keys()) {
     const m = SCOPED_HEADER.exec(name);
-    if (m && isFamilyKey(m[1]!)) families.add(m[1]!);
+    if (m && isFamilyKey(m[1])) families.add(m[1]);
   }
   return [...families];
 }

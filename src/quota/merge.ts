@@ -107,7 +107,7 @@ export function mergeSnapshot(prev: QuotaSnapshot | undefined, next: QuotaSnapsh
 
   const scoped = new Map<string, ScopedQuotaWindow>();
   const own = (s: QuotaSnapshot, f: string): Timed<ScopedQuotaWindow> | undefined =>
-    s.scoped && Object.hasOwn(s.scoped, f) ? { value: s.scoped[f]!, atMs: s.scoped[f]!.observedAtMs } : undefined;
+    s.scoped && Object.hasOwn(s.scoped, f) ? { value: s.scoped[f], atMs: s.scoped[f].observedAtMs } : undefined;
   for (const family of new Set([...Object.keys(prev.scoped ?? {}), ...Object.keys(next.scoped ?? {})])) {
     const w = pick(own(prev, family), own(next, family), refMs);
     if (w) scoped.set(family, w.value);

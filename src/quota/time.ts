@@ -28,7 +28,7 @@ export function parseDateString(value: string): number | undefined {
   if (iso) {
     const [, date, time, zone] = iso;
     if (time === undefined) {
-      ms = Date.parse(date!);
+      ms = Date.parse(date);
     } else {
       let offset = (zone ?? 'Z').toUpperCase();
       if (offset !== 'Z') offset = offset.length === 3 ? `${offset}:00` : `${offset.slice(0, 3)}:${offset.slice(-2)}`;

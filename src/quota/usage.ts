@@ -91,9 +91,9 @@ export function parseUsagePayload(json: unknown, observedAtMs: number): QuotaSna
   if (weekly) snap.weekly = weekly;
   for (const [key, value] of Object.entries(json)) {
     const m = /^seven_day_(.+)$/.exec(key.toLowerCase());
-    if (!m || NOT_A_FAMILY.has(m[1]!) || !isFamilyKey(m[1]!)) continue;
+    if (!m || NOT_A_FAMILY.has(m[1]) || !isFamilyKey(m[1])) continue;
     const w = legacyWindow(value);
-    if (w && !scoped.has(m[1]!)) scoped.set(m[1]!, { ...w, observedAtMs });
+    if (w && !scoped.has(m[1])) scoped.set(m[1], { ...w, observedAtMs });
   }
 
   const limits = json['limits'];

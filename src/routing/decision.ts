@@ -182,7 +182,7 @@ export function buildDecisionRecord(req: RequestFacts, plan: RoutePlan, policy: 
 /** Every candidate with its verdict; plan.verdicts is in plan.order's order (one per account). */
 function recordCandidates(plan: RoutePlan): RecordedCandidate[] {
   const verdicts = plan.verdicts;
-  const out: RecordedCandidate[] = new Array(plan.order.length);
+  const out = new Array<RecordedCandidate>(plan.order.length);
   for (let i = 0; i < plan.order.length; i++) {
     const a = plan.order[i];
     out[i] = {

@@ -6,6 +6,7 @@
  * Every account always has metrics; "no snapshot" is a value, not an absence.
  */
 import type { Cooldown, QuotaSnapshot, QuotaWindow } from '../quota/types';
+import { isCoolingDown } from '../quota/cooldown';
 import { isAllowedStatus, isRejectionStatus as isRejection } from '../quota/status';
 import { STALE_AFTER_MS as STALE_SNAPSHOT_MS } from '../quota/constants';
 
@@ -154,7 +155,7 @@ export function computeMetrics(input: MetricsInput, params: MetricsParams, now: 
     (isRejection(scoped.status) || (scoped.utilization ?? 0) >= 1);
   const scopedSaturated = !!scoped && scopedTicking && (scopedUsed ?? 0) >= params.sessionSoftLimit;
 
-  const cooling = input.cooldown !== undefined && input.cooldown.untilMs > now;
+  const cooling = isCoolingDown(input.cooldown, now);
   const coolingUntilMs = input.needsSignIn ? Infinity : cooling ? input.cooldown!.untilMs : Infinity;
   let unusableReason: UnusableReason | undefined;
   if (input.needsSignIn) unusableReason = 'needs_sign_in';

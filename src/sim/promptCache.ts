@@ -23,7 +23,7 @@ export function promptTokensOf(body: { system?: unknown; tools?: unknown; messag
 
 /** Tokens of the last message only, at least 1 (the uncached tail of a turn). */
 export function lastMessageTokensOf(body: { messages?: unknown }): number {
-  const msgs = Array.isArray(body.messages) ? body.messages : [];
+  const msgs: unknown[] = Array.isArray(body.messages) ? body.messages : [];
   const last = msgs.length > 0 ? msgs[msgs.length - 1] : '';
   return Math.max(1, estimateTokens(JSON.stringify(last) ?? ''));
 }

@@ -53,7 +53,7 @@ export type SimFault =
    * accepted too) is set to utilisation >= 1 (rejected) until `resetInMs` (ms from now) passes.
    * `perWindowOnly` drops the unified `status`/`reset`/`representative-claim` headers from its 429s.
    */
-  | { kind: 'exhaust'; window: '5h' | '7d' | string; resetInMs: number; perWindowOnly?: boolean }
+  | { kind: 'exhaust'; window: string; resetInMs: number; perWindowOnly?: boolean }
   /** One-shot 429 rate_limit_error with `retry-after: retryAfterS` (SECONDS); unified statuses all `allowed`. */
   | { kind: 'throttle'; retryAfterS: number }
   /** One-shot 429 with body message `Error`, no `anthropic-ratelimit-*`, no `retry-after`. */

@@ -106,7 +106,7 @@ describe('e2e: real Claude Code → built router CLI → fake upstream', functio
       assert.ok(q.account && LABELS.includes(q.account), `request resolved to a pool account, got ${q.account}`);
       const auth = q.headers.authorization ?? '';
       assert.match(auth, /^Bearer sk-ant-oat01-/, 'upstream got an OAuth access token');
-      const known = [spec.find((a) => a.label === q.account)!.accessToken, sim.account(q.account!).accessToken];
+      const known = [spec.find((a) => a.label === q.account)!.accessToken, sim.account(q.account).accessToken];
       assert.ok(known.includes(auth.slice('Bearer '.length)), `authorization is ${q.account}'s token`);
       assert.ok(!JSON.stringify(q.headers).includes(clientKey), 'the router key never reaches the upstream');
       assert.ok((q.headers['anthropic-beta'] ?? '').split(',').includes('oauth-2025-04-20'), `anthropic-beta has the OAuth beta: ${q.headers['anthropic-beta']}`);

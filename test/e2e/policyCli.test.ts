@@ -153,7 +153,7 @@ describe('routing policies through the built CLI', function () {
     const perAccount = new Map<string, number>();
     for (const a of first) perAccount.set(a, (perAccount.get(a) ?? 0) + 1);
     assert.ok(perAccount.size >= 3, `spread over ${[...perAccount.keys()].join(',')}`);
-    for (const n of perAccount.values()) assert.ok(n <= 5, `no account took more than the spill threshold (${[...perAccount.entries()]})`);
+    for (const n of perAccount.values()) assert.ok(n <= 5, `no account took more than the spill threshold (${JSON.stringify([...perAccount.entries()])})`);
     // Every session's next turns stay on the account it landed on, even in parallel.
     const second = await Promise.all(sessions.map(turn));
     const third = await Promise.all(sessions.map(turn));

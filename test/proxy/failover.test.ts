@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { accounts, callRouter, eventually, messagesBody, routerStatus, startHarness, type Harness } from '../support/routerHarness';
 
 const streamBody = () => messagesBody({ stream: true });
@@ -159,7 +160,7 @@ describe('proxy failover', () => {
     const a = (await routerStatus(h)).accounts.find((x: any) => x.label === 'a');
     assert.equal(a.needsSignIn, false);
     // The rotated pair was persisted: a restart would use the new refresh token.
-    const stored = JSON.parse(require('node:fs').readFileSync(`${h.stateDir}/credentials.json`, 'utf8'));
+    const stored = JSON.parse(readFileSync(`${h.stateDir}/credentials.json`, 'utf8'));
     assert.equal(stored.accounts.a.refreshToken, h.sim.account('a').refreshToken);
   });
 

@@ -374,7 +374,7 @@ describe('upstream faults beyond the fake upstream', () => {
         const text = await new Promise<string>((resolve, reject) => {
           const sock = net.connect(Number(port), '127.0.0.1', () => sock.end('POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab'));
           let out = '';
-          sock.on('data', (d) => (out += d));
+          sock.on('data', (d: Buffer) => (out += d.toString()));
           sock.on('end', () => resolve(out));
           sock.on('error', reject);
         });

@@ -78,7 +78,7 @@ describe('quota/headers parseUnifiedHeaders', () => {
     assert.equal(parseUnifiedHeaders(h, OBS)?.session?.utilization, 42);
     const notes = headerAnomalies(h);
     assert.equal(notes.length, 1);
-    assert.match(notes[0]!, /5h-utilization.*42/);
+    assert.match(notes[0], /5h-utilization.*42/);
   });
 
   it('keeps a utilisation slightly above 1 without an anomaly', () => {

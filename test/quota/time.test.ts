@@ -1,4 +1,5 @@
 import { strict as assert } from 'node:assert';
+import { inspect } from 'node:util';
 import { parseDateString, parseResetMs, parseRetryAfterMs } from '../../src/quota/time';
 import { parseDecimal } from '../../src/quota/number';
 
@@ -108,7 +109,7 @@ describe('quota/number parseDecimal', () => {
   });
   it('rejects everything else', () => {
     for (const v of ['', '.', 'e5', '1.2.3', '0x10', 'Infinity', '1e999', '1 2', null, undefined, {}, [1], NaN, true]) {
-      assert.equal(parseDecimal(v), undefined, String(v));
+      assert.equal(parseDecimal(v), undefined, inspect(v));
     }
   });
 });

@@ -45,7 +45,7 @@ function changed(v: unknown): unknown {
   if (typeof v === 'number') return v + 1;
   if (v === null) return 0.25;
   if (v === undefined) return 'cooldown';
-  return `${String(v)}-changed`;
+  return `${typeof v === 'string' ? v : JSON.stringify(v)}-changed`;
 }
 
 describe('routing/decisionLine: the decision record written by hand', () => {

@@ -1,6 +1,5 @@
 import { strict as assert } from 'node:assert';
 import { SessionAffinityStore } from '../../src/routing/affinity';
-import type { AccountMetrics } from '../../src/routing/metrics';
 import { planRoute, type PlanAccount, type PlanInput } from '../../src/routing/plan';
 import { DEFAULT_POLICY, type RoutingPolicy } from '../../src/routing/policy';
 import { rankAccounts } from '../../src/routing/ranking';
@@ -262,7 +261,7 @@ describe('routing/plan planRoute', () => {
             if (key === 'headroom') throw new TypeError('no headroom');
             return Reflect.get(target, key, receiver);
           },
-        }) as AccountMetrics,
+        }),
       });
       const accounts = trio().map(throwingHeadroom);
       const p = planRoute(planInput(accounts, { accountRanking: 'headroom-first' }));

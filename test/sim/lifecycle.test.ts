@@ -126,7 +126,7 @@ describe('sim: lifecycle and control API', () => {
     const entry = path.resolve(__dirname, '../../src/sim/main.js');
     const child = spawn(process.execPath, [entry, '--accounts', '2', '--deltas', '5'], { stdio: ['ignore', 'pipe', 'inherit'] });
     try {
-      const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+      const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
       const first = (await lines.next()).value as string;
       const m = /^sim listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(first);
       assert.ok(m, first);

@@ -55,7 +55,7 @@ describe('soak: concurrent sessions with random faults and aborts', function () 
     const unhandled: unknown[] = [];
     const onUnhandled = (e: unknown) => unhandled.push(e);
     process.on('unhandledRejection', onUnhandled);
-    const h = await startHarness(accounts(...LABELS), { sim: { sseDeltaCount: 6, maxRecords: 2000 } as never, routing: { sessionAffinity: true, spillInflight: 40 }, log });
+    const h = await startHarness(accounts(...LABELS), { sim: { sseDeltaCount: 6, maxRecords: 2000 }, routing: { sessionAffinity: true, spillInflight: 40 }, log });
     const counts = { requests: 0, complete: 0, anthropicErrors: 0, aborted: 0, faults: 0, spliced: 0, bad: 0 };
     const badSamples: string[] = [];
     const errorBodies: string[] = [];
@@ -126,7 +126,6 @@ describe('soak: concurrent sessions with random faults and aborts', function () 
       const failovers = st.counters.failovers;
       const outcomes: Record<string, number> = {};
       for (const d of decisions) outcomes[d.outcome] = (outcomes[d.outcome] ?? 0) + 1;
-      // eslint-disable-next-line no-console
       console.log(`      soak seed ${seed}: ${JSON.stringify({ ...counts, failovers, decisions: decisions.length, outcomes })}`);
 
       assert.deepEqual(unhandled, [], 'no unhandled rejection');

@@ -27,7 +27,7 @@ interface Acct {
 
 function snapshot(p: Acct['snap']): QuotaSnapshot | undefined {
   if (!p) return undefined;
-  return { observedAtMs: T0 - 60_000, source: 'headers', scoped: {}, ...p } as QuotaSnapshot;
+  return { observedAtMs: T0 - 60_000, source: 'headers', scoped: {}, ...p };
 }
 
 const win = (used: number, resetInMs: number, status = used >= 1 ? 'rejected' : 'allowed') => ({ utilization: used, resetAtMs: T0 + resetInMs, status });

@@ -41,8 +41,8 @@ export function spawnCli(args: string[], opts: { cwd?: string; env?: Record<stri
   });
   let out = '';
   let err = '';
-  child.stdout!.setEncoding('utf8').on('data', (c: string) => (out += c));
-  child.stderr!.setEncoding('utf8').on('data', (c: string) => (err += c));
+  child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (err += c));
   const exited = new Promise<number | string>((resolve) => {
     child.once('close', (code, signal) => resolve(code ?? signal ?? 'unknown'));
     child.once('error', (e) => {
@@ -115,8 +115,6 @@ export async function runCli(args: string[], timeoutMs = 10_000): Promise<{ code
   clearTimeout(timer);
   return { code, stdout: p.stdout(), stderr: p.stderr(), ms: Date.now() - started };
 }
-
-export { freePort } from './net';
 
 /** YAML text for a proxy config; every scalar JSON-quoted (valid YAML), keys kebab-case. */
 export function proxyConfigYaml(c: {

@@ -365,8 +365,8 @@ function runCodeServerCli(args: string[], timeoutMs = 120_000): Promise<string> 
     });
     if (child.pid !== undefined) registerGroup(child.pid);
     let out = '';
-    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
     const timer = setTimeout(() => {
       if (child.pid !== undefined) killTree(child.pid, 'SIGKILL');
     }, timeoutMs);

@@ -39,13 +39,13 @@ export function parseShimArgs(argv: readonly string[]): ShimArgs {
     else if (key !== 'ignored') out[key] = value;
   };
   for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
+    const arg = argv[i];
     const eq = arg.indexOf('=');
     const name = eq > 0 ? arg.slice(0, eq) : arg;
     const key = VALUED.get(name);
     if (key) {
       if (eq > 0) set(key, arg.slice(eq + 1));
-      else if (i + 1 < argv.length) set(key, argv[++i]!);
+      else if (i + 1 < argv.length) set(key, argv[++i]);
       else throw new Error(`${name} needs a value`);
     } else if (arg.startsWith('-')) {
       out.ignored.push(arg);
@@ -68,7 +68,7 @@ async function main(): Promise<number> {
     process.stderr.write(`code-shim: only the first --extensionDevelopmentPath is loaded (${args.extensionDevelopmentPath[0]})\n`);
   }
   return runExtensionTests({
-    extensionDevelopmentPath: path.resolve(args.extensionDevelopmentPath[0]!),
+    extensionDevelopmentPath: path.resolve(args.extensionDevelopmentPath[0]),
     extensionTestsPath: path.resolve(args.extensionTestsPath),
     folder: args.folder ? path.resolve(args.folder) : undefined,
     userDataDir: args.userDataDir,
