@@ -86,7 +86,7 @@ export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
   try {
     mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   } catch (err) {
-    throw new Error(`state-dir ${stateDir} cannot be used: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new Error(`state-dir ${stateDir} cannot be used: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
   }
   const store = new FileCredentialStore(path.join(stateDir, 'credentials.json'));
   const registry = new AccountRegistry(path.join(stateDir, 'accounts.json'));

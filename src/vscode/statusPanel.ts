@@ -80,10 +80,10 @@ export class StatusPanel implements vscode.Disposable {
 <html lang="en"><head><meta charset="UTF-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${w.cspSource}; script-src 'nonce-${nonce}'; img-src ${w.cspSource};">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${css}">
+<link rel="stylesheet" href="${css.toString()}">
 <title>Claude Router: Routing Status</title></head>
 <body><main id="root"><p class="muted">Loading…</p></main>
-<script nonce="${nonce}" src="${js}"></script></body></html>`;
+<script nonce="${nonce}" src="${js.toString()}"></script></body></html>`;
   }
 
   dispose(): void {

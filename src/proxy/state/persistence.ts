@@ -114,13 +114,13 @@ export function persistState(state: RouterState, opts: PersistOptions): StatePer
   };
   const write = () => {
     timer = undefined;
-    writing = writing.then(save).catch(() => undefined);
+    writing = writing.then(save).catch((err: unknown) => log?.(`state: ${path.basename(file)} was not saved (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); the next change tries again`));
     return writing;
   };
   const onChange = () => {
     dirty = true;
     if (!saving) return;
-    if (!timer) timer = setTimeout(write, debounceMs);
+    if (!timer) timer = setTimeout(() => void write(), debounceMs);
     timer.unref?.();
   };
   state.events.on('changed', onChange);

@@ -26,7 +26,7 @@ export function control(host: SimHost, ex: Exchange, method: string, path: strin
     if (method === 'POST' && path === '/_sim/clear') {
       const b = parse();
       if (b.label !== undefined && typeof b.label !== 'string') throw new Error('label must be a string');
-      host.clearFaults(b.label as string | undefined);
+      host.clearFaults(b.label);
       return ex.json(200, { ok: true });
     }
     if (method === 'POST' && path === '/_sim/advance') {

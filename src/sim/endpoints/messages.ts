@@ -73,8 +73,14 @@ export async function messages(host: SimHost, ex: Exchange, buf: Buffer): Promis
       return ex.error(403, 'permission_error', 'OAuth token has been revoked.', base);
     case 'bad_request':
       return ex.error(400, 'invalid_request_error', 'prompt is too long: 250000 tokens > 200000 maximum', base);
-    default:
-      break;
+    case 'error_after_content':
+    case 'exhaust':
+    case 'expire_token':
+    case 'overloaded_in_stream':
+    case 'slow_first_byte':
+    case 'truncate':
+    case undefined:
+      break; // faults that act later in the answer (below), or none
   }
 
   if (oauth) {
