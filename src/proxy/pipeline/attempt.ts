@@ -49,11 +49,10 @@ export async function attempt(ctx: RequestContext): Promise<void> {
   let requestScopedRotated = false;
   let serverErrorRotations = 0;
   let cappedOut = false;
-  let failovers = 0;
   try {
     for (const account of ctx.plan.order) {
       if (client.gone) {
-        outcome = unserved('client_abort', 499, attempts, failovers);
+        outcome = unserved('client_abort', 499, attempts);
         break;
       }
       if (!usableNow(ctx, account.id)) continue;
@@ -71,11 +70,11 @@ export async function attempt(ctx: RequestContext): Promise<void> {
         lease?.release();
       }
       if (step.next === 'served') {
-        outcome = { outcome: step.outcome, cappedOut: false, status: step.status, servedBy: account, attempts, usage: step.usage, streamed: step.streamed, held: undefined, failovers };
+        outcome = { outcome: step.outcome, cappedOut: false, status: step.status, servedBy: account, attempts, usage: step.usage, streamed: step.streamed, held: undefined };
         break;
       }
       if (step.next === 'abort') {
-        outcome = unserved('client_abort', 499, attempts, failovers);
+        outcome = unserved('client_abort', 499, attempts);
         break;
       }
       if (step.next === 'return') {
@@ -92,10 +91,10 @@ export async function attempt(ctx: RequestContext): Promise<void> {
         if (serverErrorRotations >= MAX_SERVER_ERROR_ROTATIONS) break;
         serverErrorRotations++;
       }
-      failovers++;
+      s.state.countFailover();
       s.log.info(`failover ${ctx.requestId}: ${account.id} → next (${last?.result ?? 'skipped'})`);
     }
-    ctx.outcome = outcome ?? nothingServed(ctx, held, cappedOut, attempts, failovers);
+    ctx.outcome = outcome ?? nothingServed(ctx, held, cappedOut, attempts);
   } finally {
     res.off('close', onClose);
   }
@@ -107,13 +106,13 @@ export async function attempt(ctx: RequestContext): Promise<void> {
  * Any other failure — 5xx, 529, a dead connection, a header-less 429 while accounts remain — is
  * relayed as it came.
  */
-function nothingServed(ctx: RequestContext, held: HeldAnswer | undefined, cappedOut: boolean, attempts: AttemptRecord[], failovers: number): AttemptOutcome {
+function nothingServed(ctx: RequestContext, held: HeldAnswer | undefined, cappedOut: boolean, attempts: AttemptRecord[]): AttemptOutcome {
   const poolExhausted = held?.status === 429 && !ctx.plan.order.some((a) => usableNow(ctx, a.id));
-  if (held && !poolExhausted && !ctx.res.headersSent) return unserved(held.status >= 500 ? 'upstream_error' : 'client_error', held.status, attempts, failovers, held);
-  return unserved('no_usable_account', 429, attempts, failovers, undefined, cappedOut);
+  if (held && !poolExhausted && !ctx.res.headersSent) return unserved(held.status >= 500 ? 'upstream_error' : 'client_error', held.status, attempts, held);
+  return unserved('no_usable_account', 429, attempts, undefined, cappedOut);
 }
 
 /** An outcome with no serving account. */
-function unserved(outcome: DecisionOutcome, status: number, attempts: AttemptRecord[], failovers: number, held?: HeldAnswer, cappedOut = false): AttemptOutcome {
-  return { outcome, cappedOut, status, servedBy: null, attempts, usage: null, streamed: false, held, failovers };
+function unserved(outcome: DecisionOutcome, status: number, attempts: AttemptRecord[], held?: HeldAnswer, cappedOut = false): AttemptOutcome {
+  return { outcome, cappedOut, status, servedBy: null, attempts, usage: null, streamed: false, held };
 }

@@ -60,8 +60,6 @@ export interface AttemptOutcome {
   usage: UsageRecord | null;
   /** An upstream error to relay as the answer (nothing was written yet). */
   held: HeldAnswer | undefined;
-  /** How often the loop moved on to a next account after attempting one. */
-  failovers: number;
 }
 
 /** A body-less request's facts: no model, no session. */

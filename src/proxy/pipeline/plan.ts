@@ -10,7 +10,7 @@ import type { RouterState } from '../state/routerState';
 import type { RequestContext, RouterServices } from './context';
 import { accountMetrics, metricsParams } from './eligibility';
 
-/** Plans the request; a Messages call moves the round-robin cursor. */
+/** Plans the request; counts it (and moves the round-robin cursor) when it is a Messages call. */
 export function plan(ctx: RequestContext): void {
   const s = ctx.services;
   const config = ctx.generation.config;
@@ -18,7 +18,10 @@ export function plan(ctx: RequestContext): void {
   ctx.params = metricsParams(config.policy, ctx.info.model);
   const plan = (ctx.plan = planFor(s.state, config, ctx.params, ctx.info.sessionId, s.now(), isMessages));
   if (plan.policyError) logPolicyError(s, plan.policyError);
-  if (isMessages) s.state.roundRobinCursor++;
+  if (isMessages) {
+    s.state.countRequestStarted();
+    s.state.roundRobinCursor++;
+  }
 }
 
 /**

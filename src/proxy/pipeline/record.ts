@@ -9,7 +9,7 @@ import type { RequestContext } from './context';
 export function record(ctx: RequestContext): void {
   const s = ctx.services;
   const { outcome, info, requestId } = ctx;
-  s.state.countRequest(ctx.route === 'messages', outcome.outcome, outcome.failovers);
+  s.state.countOutcome(outcome.outcome);
 
   const decision = buildDecisionRecord(
     { ts: new Date(ctx.startedAtMs).toISOString(), requestId, sessionId: info.sessionId, path: ctx.path, model: info.model, stream: info.stream ?? outcome.streamed },

@@ -94,15 +94,19 @@ export class RouterState {
     this.changed();
   }
 
-  /**
-   * Counts one handled request — the only place the request counters change.
-   * @param messages a `/v1/messages` call (only those count as requests)
-   * @param failovers moves to a next account while it was attempted
-   */
-  countRequest(messages: boolean, outcome: string, failovers: number): void {
+  /** Counts a `/v1/messages` request as it is planned. The `count*` methods are the only writers of the counters. */
+  countRequestStarted(): void {
+    this.counters.requests++;
+  }
+
+  /** Counts a move to the next account, as it happens. */
+  countFailover(): void {
+    this.counters.failovers++;
+  }
+
+  /** Counts how a request ended. */
+  countOutcome(outcome: string): void {
     const c = this.counters;
-    if (messages) c.requests++;
-    c.failovers += failovers;
     if (outcome === 'success') c.served++;
     else if (outcome === 'client_abort') c.clientAborts++;
     else if (outcome === 'no_usable_account') c.noUsableAccount++;
