@@ -324,8 +324,10 @@ export class RouterService {
   async dispose(): Promise<void> {
     this.disposed = true;
     await this.modeSwitch;
-    // Saved before the port is released: the window that takes over loads this state.
+    // Saved before the port is released: the window that takes over loads this state, and owns
+    // the file from then on (a later save of ours could bring back what it has since cleared).
     await this.real?.router.persistence?.flush();
+    this.real?.router.persistence?.follow();
     await this.proxy?.dispose();
     if (this.active && this.active !== this.real) await this.active.close();
     await this.real?.close();

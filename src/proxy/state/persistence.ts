@@ -13,9 +13,13 @@
  *   saved since, and its state is folded in first (`RouterState.absorb`: the
  *   newest evidence, the later cooldown, the later binding per session), so a
  *   save never replaces newer state with older;
- * - a router that does not serve (a following window) does not save at all
- *   (`follow()`); when it takes over (`lead()`), it replaces its state with the
- *   file's if the file is newer than what it loaded, then saves from then on.
+ * - a router that does not serve (a following window, or a leader that has
+ *   released the port) does not save at all (`follow()`); when it takes over
+ *   (`lead()`), it replaces its state with the file's if the file is newer than
+ *   what it loaded (or, when the file cannot be read at that moment, at the
+ *   first read that works), then saves from then on; a file of a version
+ *   without generations is newer when its `savedAtMs` is later;
+ * - close saves only what changed since the last save.
  * Two routers writing within the same few milliseconds can still lose one
  * write (there is no file lock); the next save of either repairs it.
  */
@@ -56,7 +60,10 @@ export interface PersistOptions {
 /** What the file holds, with its generation and identity (to skip parsing an unchanged file). */
 interface OnDisk {
   saved: SavedRouterState | undefined;
+  /** 0 for a file written by a version without generations. */
   generation: number;
+  /** When it was saved, epoch ms (0 when unknown). */
+  savedAtMs: number;
   stamp: string;
 }
 
@@ -69,9 +76,24 @@ function readOnDisk(file: string): OnDisk | undefined {
   try {
     const stamp = stampOf(statSync(file));
     const saved = JSON.parse(readFileSync(file, 'utf8')) as SavedRouterState;
-    return { saved, generation: typeof saved?.generation === 'number' ? saved.generation : 0, stamp };
+    return {
+      saved,
+      generation: typeof saved?.generation === 'number' ? saved.generation : 0,
+      savedAtMs: typeof saved?.savedAtMs === 'number' ? saved.savedAtMs : 0,
+      stamp,
+    };
   } catch {
     return undefined;
+  }
+}
+
+/** Whether the file exists (a file that exists but cannot be read is not "no saved state"). */
+function exists(file: string): boolean {
+  try {
+    statSync(file);
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -84,8 +106,13 @@ export function persistState(state: RouterState, opts: PersistOptions): StatePer
   let saving = opts.saving ?? true;
   const first = readOnDisk(file);
   const restored = first !== undefined && state.restore(first.saved, now());
-  /** The generation this state was last loaded from or saved as. */
+  /** The generation this state was last loaded from or saved as, and that save's time. */
   let basis = restored ? first.generation : 0;
+  let basisSavedAtMs = restored ? first.savedAtMs : 0;
+  /** Took over while the file could not be read: the first readable copy replaces this state. */
+  let replacePending = false;
+  /** Saved by another router since our load or save: a higher generation, or a later save by a version without generations. */
+  const newer = (disk: OnDisk) => disk.generation > basis || (disk.generation === 0 && disk.savedAtMs > basisSavedAtMs);
   /** The file's stamp after that load or save. */
   let ownStamp = restored ? first.stamp : '';
   let dirty = false;
@@ -98,23 +125,31 @@ export function persistState(state: RouterState, opts: PersistOptions): StatePer
     const stamp = await fs.stat(file).then(stampOf, () => '');
     if (stamp && stamp !== ownStamp) {
       const disk = readOnDisk(file);
-      if (disk && disk.generation > basis && state.absorb(disk.saved, now())) {
+      if (disk && replacePending) {
+        if (newer(disk)) state.replaceWith(disk.saved, now());
+        replacePending = false;
+      } else if (disk && newer(disk) && state.absorb(disk.saved, now())) {
         log?.(`state: ${path.basename(file)} was saved by another router (generation ${disk.generation}); its state is merged in`);
       }
       if (disk) basis = Math.max(basis, disk.generation);
     }
     const generation = basis + 1;
-    const data = JSON.stringify({ ...state.toSaved(now()), generation });
+    const saved = { ...state.toSaved(now()), generation };
     await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-    const tmp = `${file}.tmp`;
-    await fs.writeFile(tmp, data, { mode: 0o600 });
+    // A temporary file of this process's own: two windows saving at once never mix their bytes.
+    const tmp = `${file}.${process.pid}.tmp`;
+    await fs.writeFile(tmp, JSON.stringify(saved), { mode: 0o600 });
     await fs.rename(tmp, file);
     basis = generation;
+    basisSavedAtMs = saved.savedAtMs;
     ownStamp = await fs.stat(file).then(stampOf, () => '');
   };
   const write = () => {
     timer = undefined;
-    writing = writing.then(save).catch((err: unknown) => log?.(`state: ${path.basename(file)} was not saved (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); the next change tries again`));
+    writing = writing.then(save).catch((err: unknown) => {
+      dirty = true;
+      log?.(`state: ${path.basename(file)} was not saved (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); the next change tries again`);
+    });
     return writing;
   };
   const onChange = () => {
@@ -133,11 +168,14 @@ export function persistState(state: RouterState, opts: PersistOptions): StatePer
     lead: () => {
       const disk = readOnDisk(file);
       let loaded = false;
-      if (disk && disk.generation > basis && state.replaceWith(disk.saved, now())) {
+      if (disk && newer(disk) && state.replaceWith(disk.saved, now())) {
         basis = disk.generation;
+        basisSavedAtMs = disk.savedAtMs;
         ownStamp = disk.stamp;
         loaded = true;
       }
+      // Unreadable now (another window's rename in progress, say): its state replaces ours at the first read that works.
+      if (!disk && exists(file)) replacePending = true;
       saving = true;
       if (dirty) onChange();
       return loaded;
@@ -148,9 +186,11 @@ export function persistState(state: RouterState, opts: PersistOptions): StatePer
       timer = undefined;
     },
     close: async () => {
+      await Promise.resolve(); // a change signalled just before (RouterState emits on a microtask) is seen
       state.events.off('changed', onChange);
       if (timer) clearTimeout(timer);
-      await write();
+      // Nothing changed since the last save: writing again would only take a generation.
+      await (dirty ? write() : writing);
     },
   };
 }

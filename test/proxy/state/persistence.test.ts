@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { startFakeUpstream } from '../../../src/sim';
@@ -190,5 +190,32 @@ describe('router-state.json shared by several routers', () => {
     await second.persistence.close();
     assert.deepEqual(sessions(onDisk()), ['s1', 's2', 's3']);
     assert.equal(onDisk().generation, 4);
+  });
+
+  it('a window that released the port saves nothing more: the next leader owns the file', async () => {
+    const old = open();
+    bind(old, 'warm', 'a');
+    await old.persistence.flush();
+    old.persistence.follow(); // the port is released after this
+    const next = open(false);
+    assert.equal(next.persistence.lead(), false, 'it loaded the file at start already');
+    next.state.affinity.clear();
+    next.state.changed();
+    bind(old, 'late', 'b'); // a request of the old window that ended during its grace period
+    await old.persistence.close();
+    await next.persistence.close();
+    assert.deepEqual(sessions(onDisk()), [], 'what the new leader cleared stays cleared');
+  });
+
+  it('a file saved by a version without generations counts as newer when it was saved later', async () => {
+    const follower = open(false);
+    bind(follower, 'stale', 'b');
+    const file = path.join(dir, 'router-state.json');
+    const older = { version: 1, savedAtMs: 5_000, snapshots: {}, cooldowns: {}, needsSignIn: {}, bindings: [{ sessionId: 'fresh', account: 'a', lastServedAtMs: 900 }] };
+    writeFileSync(file, JSON.stringify(older));
+    assert.equal(follower.persistence.lead(), true);
+    assert.equal(follower.state.affinity.get('fresh', 1_000)?.account, 'a');
+    assert.equal(follower.state.affinity.get('stale', 1_000), undefined);
+    await follower.persistence.close();
   });
 });
