@@ -195,7 +195,7 @@ export function claudeCodeBody(targetBytes: number, opts: BodyOptions): Buffer {
       JSON.stringify({
         ...head,
         messages: [{ role: 'user', content: [{ type: 'text', text: 'Say hello in one short sentence.' }] }],
-        system: [{ type: 'text', text: 'You are a Claude agent, built on Anthropic\'s Claude Agent SDK.' }],
+        system: [{ type: 'text', text: "You are a Claude agent, built on Anthropic's Claude Agent SDK." }],
         stream: opts.stream,
         ...tail,
       }),
@@ -222,7 +222,9 @@ export function claudeCodeBody(targetBytes: number, opts: BodyOptions): Buffer {
     });
   // Tool_use / tool_result pairs until the body reaches the target size.
   for (let turn = 0; Buffer.byteLength(build()) < targetBytes - 3_000 && turn < 10_000; turn++) {
-    const id = `toolu_01${Math.floor(rand() * 1e12).toString(36).padStart(20, 'x')}`;
+    const id = `toolu_01${Math.floor(rand() * 1e12)
+      .toString(36)
+      .padStart(20, 'x')}`;
     messages.push({
       role: 'assistant',
       content: [

@@ -215,7 +215,10 @@ export function summariseAllocations(file: string, top = 20): { totalMb: number;
 }
 
 export function formatAllocations(title: string, s: ReturnType<typeof summariseAllocations>, requests?: number): string {
-  const lines = [`${title}: ${s.totalMb.toFixed(1)} MB allocated (sampled)${requests ? `, ${((s.totalMb * 1024) / requests).toFixed(1)} KB per request over ${requests} requests` : ''}`, '     MB     %   allocating function (self)'];
+  const lines = [
+    `${title}: ${s.totalMb.toFixed(1)} MB allocated (sampled)${requests ? `, ${((s.totalMb * 1024) / requests).toFixed(1)} KB per request over ${requests} requests` : ''}`,
+    '     MB     %   allocating function (self)',
+  ];
   for (const r of s.self) lines.push(`  ${r.ms.toFixed(1).padStart(6)} ${r.pct.toFixed(1).padStart(5)}  ${r.name}  ${r.where}`);
   lines.push('  inclusive (allocations under) src/ functions:');
   for (const r of s.inclusive) lines.push(`  ${r.ms.toFixed(1).padStart(6)} ${r.pct.toFixed(1).padStart(5)}  ${r.name}  ${r.where}`);

@@ -31,18 +31,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import {
-  claudeCodeBody,
-  claudeCodeHeaders,
-  clockTicks,
-  median,
-  percentile,
-  procCpuMicros,
-  procMinorFaults,
-  procStatusKb,
-  resetPeakRss,
-  sortedCopy,
-} from './common';
+import { claudeCodeBody, claudeCodeHeaders, clockTicks, median, percentile, procCpuMicros, procMinorFaults, procStatusKb, resetPeakRss, sortedCopy } from './common';
 import type { RunResult } from './loadgen';
 import { formatRoutingTable, growth, type RoutingRow } from './routing';
 import { formatSummary, summarise } from './cpuprofile-summary';
@@ -68,7 +57,10 @@ const roundsOf = (cell: Cell): number => (cell.c === 32 ? VERDICT_ROUNDS : ROUND
 const WARMUP_MS = Math.max(50, Math.min(5_000, num(env.BENCH_WARMUP_MS, QUICK ? 150 : 400)));
 const MEASURE_MS = Math.max(100, Math.min(20_000, num(env.BENCH_MEASURE_MS, QUICK ? 500 : 1_500)));
 const MAX_REQUESTS = 500_000; // per window: a bound, never reached at these window lengths
-const CELL_FILTER = (env.BENCH_CELLS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+const CELL_FILTER = (env.BENCH_CELLS ?? '')
+  .split(',')
+  .map((s) => s.trim())
+  .filter(Boolean);
 const PROFILE_DIR = env.BENCH_PROFILE ? path.resolve(env.BENCH_PROFILE) : undefined;
 const PROXY_FLAGS = (env.BENCH_PROXY_FLAGS ?? '').split(/\s+/).filter(Boolean);
 const BARE_FLAGS = (env.BENCH_BARE_FLAGS ?? '').split(/\s+/).filter(Boolean);
@@ -251,8 +243,18 @@ async function startUpstream(intervalMs: number): Promise<Upstream> {
   // The product's fake upstream with windows too large to fill (every answer a 200) and a bounded request log.
   const sim = startChild('upstream', [
     path.join(ROOT, 'dist', 'sim.js'),
-    '--accounts', '3', '--deltas', String(SSE_DELTAS), '--interval-ms', String(intervalMs),
-    '--five-hour-limit', '1e15', '--seven-day-limit', '1e15', '--max-records', '1000',
+    '--accounts',
+    '3',
+    '--deltas',
+    String(SSE_DELTAS),
+    '--interval-ms',
+    String(intervalMs),
+    '--five-hour-limit',
+    '1e15',
+    '--seven-day-limit',
+    '1e15',
+    '--max-records',
+    '1000',
   ]);
   await waitFor(sim, /^sim listening on /m);
   const info = JSON.parse((await waitFor(sim, /^\{.*\}$/m))[0]) as Upstream['info'];
@@ -502,9 +504,7 @@ function cellTitle(cell: Cell): string {
 
 function printCell(cell: Cell, stats: Stats[]): void {
   const direct = stats.find((s) => s.target === 'direct')!;
-  const rows = [
-    ['target', 'req/s', 'TTFB p50', 'p99', 'done p50', 'p99', 'added p50', 'added p99', 'CPU µs/req (per round)', 'faults/req', 'chunks/resp', 'peak RSS', 'errors'],
-  ];
+  const rows = [['target', 'req/s', 'TTFB p50', 'p99', 'done p50', 'p99', 'added p50', 'added p99', 'CPU µs/req (per round)', 'faults/req', 'chunks/resp', 'peak RSS', 'errors']];
   for (const s of stats) {
     const added = s.target === 'direct' ? ['', ''] : [signed(s.totalP50 - direct.totalP50), signed(s.totalP99 - direct.totalP99)];
     const cpu = s.cpuUsPerReq === null ? '–' : `${s.cpuUsPerReq.toFixed(0)} (${s.cpuUsPerReqRounds.map((v) => v.toFixed(0)).join('/')})`;
@@ -614,7 +614,8 @@ function verdicts(results: Map<string, Stats[]>, routing: RoutingRow[] | null): 
   // 6. Routing decision cost.
   if (routing) {
     const at50 = routing.find((r) => r.accounts === 50);
-    if (at50) out.push({ pass: at50.usPerDecision <= TARGET.routingUsAt50, text: `routing decision ≤ ${TARGET.routingUsAt50} µs at 50 accounts: ${at50.usPerDecision.toFixed(2)} µs` });
+    if (at50)
+      out.push({ pass: at50.usPerDecision <= TARGET.routingUsAt50, text: `routing decision ≤ ${TARGET.routingUsAt50} µs at 50 accounts: ${at50.usPerDecision.toFixed(2)} µs` });
     const g = growth(routing).filter((x) => x.from >= 10);
     if (g.length) {
       out.push({
@@ -647,7 +648,10 @@ function machineLine(): string {
   } catch {
     /* not Linux */
   }
-  return `node ${process.version}, ${os.cpus().length} CPUs (${cpu.trim()}), load average ${os.loadavg().map((v) => v.toFixed(2)).join(' ')}`;
+  return `node ${process.version}, ${os.cpus().length} CPUs (${cpu.trim()}), load average ${os
+    .loadavg()
+    .map((v) => v.toFixed(2))
+    .join(' ')}`;
 }
 
 /** Pins the proxy bundle (a private copy) and describes it: hash, build time, source tree state. */
@@ -681,7 +685,17 @@ async function main(): Promise<void> {
   if (PROFILE_DIR) process.stdout.write(`profiling into ${PROFILE_DIR}: these figures include the profiler's overhead\n`);
 
   const results = new Map<string, Stats[]>();
-  const json: Record<string, unknown> = { date: new Date().toISOString(), machine: machineLine(), build, quick: QUICK, rounds: ROUNDS, verdictRounds: VERDICT_ROUNDS, warmupMs: WARMUP_MS, measureMs: MEASURE_MS, cells: {} };
+  const json: Record<string, unknown> = {
+    date: new Date().toISOString(),
+    machine: machineLine(),
+    build,
+    quick: QUICK,
+    rounds: ROUNDS,
+    verdictRounds: VERDICT_ROUNDS,
+    warmupMs: WARMUP_MS,
+    measureMs: MEASURE_MS,
+    cells: {},
+  };
   const foreign: number[] = [];
   const cpuSpread: number[] = [];
 
@@ -750,7 +764,12 @@ async function main(): Promise<void> {
         `other processes used a median ${median(foreign).toFixed(2)} cores (max ${Math.max(...foreign).toFixed(2)}) of ${os.cpus().length} during measurement windows\n`,
     );
   }
-  process.stdout.write(`finished in ${((Date.now() - started) / 1000).toFixed(0)} s; load average now ${os.loadavg().map((v) => v.toFixed(2)).join(' ')}\n`);
+  process.stdout.write(
+    `finished in ${((Date.now() - started) / 1000).toFixed(0)} s; load average now ${os
+      .loadavg()
+      .map((v) => v.toFixed(2))
+      .join(' ')}\n`,
+  );
   json.verdicts = vs;
   if (env.BENCH_JSON) fs.writeFileSync(env.BENCH_JSON, JSON.stringify(json, null, 1));
   if (!PROFILE_DIR) fs.rmSync(path.dirname(CLI), { recursive: true, force: true });

@@ -24,7 +24,10 @@ export interface TokenGrant {
 export type RefreshFailure = 'invalid_grant' | 'no_refresh_token' | 'rejected' | 'network';
 
 export class RefreshError extends Error {
-  constructor(readonly failure: RefreshFailure, message: string) {
+  constructor(
+    readonly failure: RefreshFailure,
+    message: string,
+  ) {
     super(message);
     this.name = 'RefreshError';
   }

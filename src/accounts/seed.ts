@@ -17,7 +17,10 @@ export interface SeedCredential {
 
 /** A stable fingerprint of the YAML copy (never stored in clear). */
 export function seedFingerprint(c: SeedCredential): string {
-  return createHash('sha256').update(`${c.accessToken}\n${c.refreshToken ?? ''}`).digest('hex').slice(0, 32);
+  return createHash('sha256')
+    .update(`${c.accessToken}\n${c.refreshToken ?? ''}`)
+    .digest('hex')
+    .slice(0, 32);
 }
 
 /** Writes seeds that are new or changed; returns the labels written. */

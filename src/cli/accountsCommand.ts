@@ -42,7 +42,9 @@ export async function runAccounts(argv: string[]): Promise<number> {
       const { accounts } = await resolveAccounts(config, registry);
       const stored = new Set(await store.labels());
       for (const a of accounts) {
-        process.stdout.write(`${a.label}\t${a.kind}${a.fallback ? ' fallback' : ''}${a.enabled ? '' : ' disabled'}\t${stored.has(a.label) ? 'credentials stored' : 'no credentials stored'}\n`);
+        process.stdout.write(
+          `${a.label}\t${a.kind}${a.fallback ? ' fallback' : ''}${a.enabled ? '' : ' disabled'}\t${stored.has(a.label) ? 'credentials stored' : 'no credentials stored'}\n`,
+        );
       }
       if (accounts.length === 0) process.stdout.write('no accounts\n');
       return 0;

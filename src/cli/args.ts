@@ -35,4 +35,3 @@ export function waitForSignal(): Promise<void> {
     process.on('SIGTERM', done);
   });
 }
-

@@ -32,7 +32,8 @@ export async function runDemo(argv: string[]): Promise<void> {
   process.stdout.write(
     `Claude Router demo: ${DEMO_ACCOUNTS.length} simulated accounts (${DEMO_ACCOUNTS.map((a) => a.label).join(', ')}) behind a fake Anthropic upstream.\n` +
       'Point Claude Code at it (paste into another terminal, then run `claude`):\n' +
-      shellExports(claudeCodeEnvironment(router.url, router.clientKey)).replace(/^/gm, '  ') + '\n' +
+      shellExports(claudeCodeEnvironment(router.url, router.clientKey)).replace(/^/gm, '  ') +
+      '\n' +
       `Watch the pool: node dist/cli.js status --url ${router.url} --key ${router.clientKey}\n` +
       `Decisions are logged to ${path.join(stateDir, 'decisions.jsonl')}. Ctrl-C stops the demo.\n` +
       `listening on ${router.url}\n`,

@@ -18,17 +18,34 @@ const pct = (f: number | null) => (f === null ? '   ?' : `${Math.round(f * 100)}
 export function formatStatusTable(s: StatusReport, now = Date.now()): string {
   const rows = [['ACCOUNT', 'STATE', '5H', 'RESET', '7D', 'RESET', 'IN-FLIGHT', 'SESSIONS', 'NOTE']];
   for (const a of s.accounts) {
-    const state = !a.enabled ? 'disabled' : a.needsSignIn ? 'sign-in' : a.coolingUntil ? 'cooling' : a.usable ? 'usable' : a.unusableReason ?? 'unusable';
+    const state = !a.enabled ? 'disabled' : a.needsSignIn ? 'sign-in' : a.coolingUntil ? 'cooling' : a.usable ? 'usable' : (a.unusableReason ?? 'unusable');
     const note = [
       a.primary ? 'primary' : '',
       a.fallback ? 'fallback' : '',
       a.coolingUntil ? `${a.coolingReason} ${timeUntil(a.coolingUntil, now)}` : '',
       a.evidence.freshness !== 'fresh' ? `quota ${a.evidence.freshness}` : '',
-    ].filter(Boolean).join(', ');
-    rows.push([a.label, state, pct(a.session.used), timeUntil(a.session.resetsAt, now), pct(a.weekly.used), timeUntil(a.weekly.resetsAt, now), String(a.inflight), String(a.boundSessions), note]);
+    ]
+      .filter(Boolean)
+      .join(', ');
+    rows.push([
+      a.label,
+      state,
+      pct(a.session.used),
+      timeUntil(a.session.resetsAt, now),
+      pct(a.weekly.used),
+      timeUntil(a.weekly.resetsAt, now),
+      String(a.inflight),
+      String(a.boundSessions),
+      note,
+    ]);
   }
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  const lines = rows.map((r) => r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd());
+  const lines = rows.map((r) =>
+    r
+      .map((c, i) => c.padEnd(widths[i]))
+      .join('  ')
+      .trimEnd(),
+  );
   const p = s.policy;
   lines.push(
     '',
@@ -52,8 +69,7 @@ export async function runStatus(argv: string[]): Promise<number> {
   const key = values.key ?? process.env.CLAUDE_ROUTER_KEY ?? config.clientKey ?? readClientKey(dir);
   if (!key) throw new UsageError(`no client key in ${dir}; pass --config <file> of the running proxy, or --key`);
   const host = config.listen?.host ?? DEFAULT_SERVER_SETTINGS.host;
-  const url =
-    values.url ?? runningProxyUrl(dir) ?? `http://${host.includes(':') ? `[${host}]` : host}:${config.listen?.port ?? DEFAULT_SERVER_SETTINGS.port}`;
+  const url = values.url ?? runningProxyUrl(dir) ?? `http://${host.includes(':') ? `[${host}]` : host}:${config.listen?.port ?? DEFAULT_SERVER_SETTINGS.port}`;
   let res;
   try {
     res = await request(`${url}/status`, { headers: { 'x-claude-router-key': key }, headersTimeout: 5_000, bodyTimeout: 5_000 });

@@ -13,9 +13,7 @@ import type { RoutingPolicy } from '../routing/policy';
 /** The routing keys, as settings (`claudeRouter.routing.<key>`). */
 export const ROUTING_SETTING_KEYS = Object.keys(routingSchema.shape) as Array<keyof RoutingInput>;
 
-export type SettingsPolicyResult =
-  | { ok: true; policy: Readonly<RoutingPolicy>; sources: Record<string, string> }
-  | { ok: false; error: string };
+export type SettingsPolicyResult = { ok: true; policy: Readonly<RoutingPolicy>; sources: Record<string, string> } | { ok: false; error: string };
 
 /**
  * @param userValues routing values the user set in settings (unset keys absent), camelCase keys

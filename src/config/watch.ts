@@ -12,12 +12,7 @@ export interface ConfigWatcher {
   close(): void;
 }
 
-export function watchConfigFile(
-  file: string,
-  onConfig: (config: ConfigInput) => void | Promise<void>,
-  onError: (message: string) => void,
-  intervalMs = 500,
-): ConfigWatcher {
+export function watchConfigFile(file: string, onConfig: (config: ConfigInput) => void | Promise<void>, onError: (message: string) => void, intervalMs = 500): ConfigWatcher {
   let running: Promise<void> = Promise.resolve();
   const listener = (curr: Stats, prev: Stats) => {
     if (curr.mtimeMs === prev.mtimeMs && curr.size === prev.size && curr.ino === prev.ino) return;

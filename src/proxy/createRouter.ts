@@ -72,9 +72,7 @@ export async function createRouter(opts: RouterOptions): Promise<Router> {
   const now = opts.now ?? Date.now;
   const { config, log } = opts;
   const state = new RouterState(config.policy.sessionAffinityIdleTtlMs);
-  const persistence = opts.stateFile
-    ? persistState(state, { file: opts.stateFile, now, saving: opts.saveState, log: (m) => log.info(m) })
-    : undefined;
+  const persistence = opts.stateFile ? persistState(state, { file: opts.stateFile, now, saving: opts.saveState, log: (m) => log.info(m) }) : undefined;
   if (persistence?.restored) log.info('state: restored bindings, cooldowns and quota snapshots');
   const decisions = new DecisionLog({ dir: opts.decisionDir, now, onError: (e) => log.warn(`decision log: ${e.message}`) });
   const tokens = new TokenManager(opts.credentials, oauthRefresher(opts.tokenUrl, now), now, tokenSaveLog(log));

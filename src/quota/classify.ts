@@ -63,15 +63,13 @@ function claimFamily(claim: string | undefined): string | undefined {
  *   family (the requested model's family when it is among them), until its future reset if known.
  */
 function exhaustion(snap: QuotaSnapshot, nowMs: number, model: string | undefined): ResponseClass | undefined {
-  const future = (reset: number | undefined): number | undefined =>
-    reset !== undefined && reset > nowMs ? reset : undefined;
+  const future = (reset: number | undefined): number | undefined => (reset !== undefined && reset > nowMs ? reset : undefined);
   const fallback = nowMs + WINDOW_EXHAUSTED_FALLBACK_MS;
   const claimFam = claimFamily(snap.representativeClaim);
   const scoped = snap.scoped ?? {};
   const scopedRejected = Object.keys(scoped).filter((f) => isRejectionStatus(scoped[f].status));
   const unifiedRejected = normalizeStatus(snap.unifiedStatus) === 'rejected';
-  const unifiedIsScoped =
-    unifiedRejected && (claimFam !== undefined || (snap.representativeClaim === undefined && scopedRejected.length > 0));
+  const unifiedIsScoped = unifiedRejected && (claimFam !== undefined || (snap.representativeClaim === undefined && scopedRejected.length > 0));
 
   const windows: string[] = [];
   const untils: number[] = [];
@@ -95,12 +93,7 @@ function exhaustion(snap: QuotaSnapshot, nowMs: number, model: string | undefine
   if (unifiedIsScoped && claimFam !== undefined && !candidates.includes(claimFam)) candidates.push(claimFam);
   if (candidates.length === 0) return undefined;
   const wanted = modelFamily(model);
-  const family =
-    wanted !== undefined && candidates.includes(wanted)
-      ? wanted
-      : claimFam !== undefined && candidates.includes(claimFam)
-        ? claimFam
-        : candidates[0];
+  const family = wanted !== undefined && candidates.includes(wanted) ? wanted : claimFam !== undefined && candidates.includes(claimFam) ? claimFam : candidates[0];
   const untilMs =
     future(Object.hasOwn(scoped, family) ? scoped[family].resetAtMs : undefined) ??
     (unifiedIsScoped && (family === claimFam || claimFam === undefined) ? future(snap.unifiedResetAtMs) : undefined);

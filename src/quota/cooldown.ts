@@ -43,8 +43,7 @@ export function planCooldown(cls: ResponseClass, nowMs: number): Cooldown | unde
   });
   switch (cls.kind) {
     case 'window_exhausted': {
-      const until =
-        Number.isFinite(cls.untilMs) && cls.untilMs > nowMs ? cls.untilMs : nowMs + WINDOW_EXHAUSTED_FALLBACK_MS;
+      const until = Number.isFinite(cls.untilMs) && cls.untilMs > nowMs ? cls.untilMs : nowMs + WINDOW_EXHAUSTED_FALLBACK_MS;
       return {
         untilMs: Math.min(until, nowMs + WINDOW_EXHAUSTED_CEILING_MS),
         reason: 'window_exhausted',
@@ -59,10 +58,7 @@ export function planCooldown(cls: ResponseClass, nowMs: number): Cooldown | unde
     case 'forbidden':
       return make('forbidden', FORBIDDEN_COOLDOWN_MS);
     case 'server_error':
-      return make(
-        'server_error',
-        clamp(cls.retryAfterMs, SERVER_ERROR_COOLDOWN_MS, SERVER_ERROR_COOLDOWN_MS, SERVER_ERROR_CEILING_MS),
-      );
+      return make('server_error', clamp(cls.retryAfterMs, SERVER_ERROR_COOLDOWN_MS, SERVER_ERROR_COOLDOWN_MS, SERVER_ERROR_CEILING_MS));
     case 'request_scoped':
     case 'entitlement':
     case 'model_scoped_exhausted':

@@ -26,11 +26,7 @@ interface Timed<T> {
 }
 
 /** Chooses between the earlier snapshot's group `a` and the later one's `b`; applies staleness and jitter. */
-function pick<T extends { resetAtMs?: number }>(
-  a: Timed<T> | undefined,
-  b: Timed<T> | undefined,
-  refMs: number,
-): Timed<T> | undefined {
+function pick<T extends { resetAtMs?: number }>(a: Timed<T> | undefined, b: Timed<T> | undefined, refMs: number): Timed<T> | undefined {
   let chosen: Timed<T> | undefined;
   let other: Timed<T> | undefined;
   if (b && (!a || b.atMs >= a.atMs)) {

@@ -10,8 +10,7 @@ import { EPOCH_SECONDS_MAX, MAX_EPOCH_MS } from './constants';
 import { isDecimalString, parseDecimal } from './number';
 
 /** ISO-8601 date or date-time, e.g. `2025-11-04`, `2025-11-04T04:59:59.943648+00:00`, `2025-11-04 04:59Z`. */
-const ISO_DATE =
-  /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?)\s*(Z|[+-]\d{2}(?::?\d{2})?)?)?$/i;
+const ISO_DATE = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?)\s*(Z|[+-]\d{2}(?::?\d{2})?)?)?$/i;
 /** HTTP-date (RFC 9110 §5.6.7: IMF-fixdate, RFC 850 or asctime): starts with a day name, has hh:mm:ss. */
 const HTTP_DATE = /^(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*,?\s.*\b\d{2}:\d{2}:\d{2}\b/i;
 

@@ -105,13 +105,7 @@ export type ResponseClass =
   | { kind: 'server_error'; retryAfterMs?: number };
 
 /** Why an account is cooling down. */
-export type CooldownReason =
-  | 'window_exhausted'
-  | 'throttle'
-  | 'overloaded'
-  | 'forbidden'
-  | 'server_error'
-  | 'needs_sign_in';
+export type CooldownReason = 'window_exhausted' | 'throttle' | 'overloaded' | 'forbidden' | 'server_error' | 'needs_sign_in';
 
 /** An account-wide cooldown. */
 export interface Cooldown {

@@ -31,7 +31,10 @@ export class SessionAffinityStore {
    * @param idleTtlMs idle TTL in ms
    * @param capacity maximum number of sessions kept
    */
-  constructor(private idleTtlMs: number, capacity = AFFINITY_CAPACITY) {
+  constructor(
+    private idleTtlMs: number,
+    capacity = AFFINITY_CAPACITY,
+  ) {
     this.cache = new LRUCache<string, SessionBinding>({ max: capacity });
   }
 

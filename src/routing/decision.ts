@@ -49,14 +49,7 @@ export interface UsageRecord {
 }
 
 /** How the request ended, as the client saw it. */
-export type DecisionOutcome =
-  | 'success'
-  | 'client_error'
-  | 'upstream_error'
-  | 'no_usable_account'
-  | 'truncated'
-  | 'error_after_commit'
-  | 'client_abort';
+export type DecisionOutcome = 'success' | 'client_error' | 'upstream_error' | 'no_usable_account' | 'truncated' | 'error_after_commit' | 'client_abort';
 
 export interface DecisionRecord {
   schemaVersion: 1;

@@ -91,8 +91,7 @@ export function snapshotFreshness(snapshot: QuotaSnapshot | undefined, now: numb
   if (!snapshot) return 'unknown';
   if (now - snapshot.observedAtMs <= STALE_SNAPSHOT_MS) return 'fresh';
   const overageAvailable = overageSignalled(snapshot);
-  const anyNotAllowed =
-    isNotAllowed(snapshot.unifiedStatus) || isNotAllowed(snapshot.session?.status) || isNotAllowed(snapshot.weekly?.status);
+  const anyNotAllowed = isNotAllowed(snapshot.unifiedStatus) || isNotAllowed(snapshot.session?.status) || isNotAllowed(snapshot.weekly?.status);
   return !overageAvailable && anyNotAllowed ? 'refresh_due' : 'stale_known';
 }
 
@@ -130,29 +129,25 @@ export function computeMetrics(input: MetricsInput, params: MetricsParams, now: 
     const w = snap.weekly;
     const sTicking = ticking(s, now);
     const wTicking = ticking(w, now);
-    sessionUsed = sTicking ? s.utilization ?? 0 : 0;
+    sessionUsed = sTicking ? (s.utilization ?? 0) : 0;
     sessionUtilizationMissing = sTicking && s.utilization === undefined;
-    weeklyUsed = wTicking ? w.utilization ?? null : 0;
+    weeklyUsed = wTicking ? (w.utilization ?? null) : 0;
     if (sTicking) sessionResetMs = s.resetAtMs;
     if (wTicking) weeklyResetMs = w.resetAtMs;
 
     if (!overageEligible) {
       // A window that is not ticking reads as renewed, so only ticking windows can reject.
       const unifiedRejected = snap.unifiedStatus?.trim().toLowerCase() === 'rejected' && unifiedStillBinding(snap, now);
-      hardSaturated =
-        (sTicking && (isRejection(s.status) || (s.utilization ?? 0) >= 1)) ||
-        (wTicking && (isRejection(w.status) || (w.utilization ?? 0) >= 1)) ||
-        unifiedRejected;
+      hardSaturated = (sTicking && (isRejection(s.status) || (s.utilization ?? 0) >= 1)) || (wTicking && (isRejection(w.status) || (w.utilization ?? 0) >= 1)) || unifiedRejected;
       softSaturated = !hardSaturated && sTicking && sessionUsed >= params.sessionSoftLimit;
     }
   }
 
   const scoped = scopedWindow(snap, params.modelFamily, now);
   const scopedTicking = ticking(scoped, now);
-  const scopedUsed = scoped ? (scopedTicking ? scoped.utilization ?? 0 : 0) : null;
+  const scopedUsed = scoped ? (scopedTicking ? (scoped.utilization ?? 0) : 0) : null;
   const scopedResetMs = scopedTicking ? scoped.resetAtMs : Infinity;
-  const scopedRejected = !!scoped && scopedTicking && !overageEligible &&
-    (isRejection(scoped.status) || (scoped.utilization ?? 0) >= 1);
+  const scopedRejected = !!scoped && scopedTicking && !overageEligible && (isRejection(scoped.status) || (scoped.utilization ?? 0) >= 1);
   const scopedSaturated = !!scoped && scopedTicking && (scopedUsed ?? 0) >= params.sessionSoftLimit;
 
   const cooling = isCoolingDown(input.cooldown, now);
@@ -163,8 +158,7 @@ export function computeMetrics(input: MetricsInput, params: MetricsParams, now: 
   else if (hardSaturated) unusableReason = 'hard_saturated';
   else if (scopedRejected) unusableReason = 'scoped_rejected';
 
-  const headroom =
-    sessionUsed === null || weeklyUsed === null || sessionUtilizationMissing ? null : Math.min(1 - sessionUsed, 1 - weeklyUsed);
+  const headroom = sessionUsed === null || weeklyUsed === null || sessionUtilizationMissing ? null : Math.min(1 - sessionUsed, 1 - weeklyUsed);
 
   return {
     usable: unusableReason === undefined,

@@ -32,15 +32,7 @@ export interface PlanInput {
 
 /** Why the first account was chosen. */
 export type SelectionReason =
-  | RankingReason
-  | 'single_account'
-  | 'no_account'
-  | 'session_affinity'
-  | 'preferred_primary'
-  | 'spill_inflight'
-  | 'round_robin'
-  | 'configured_order'
-  | 'routing_policy_error';
+  RankingReason | 'single_account' | 'no_account' | 'session_affinity' | 'preferred_primary' | 'spill_inflight' | 'round_robin' | 'configured_order' | 'routing_policy_error';
 
 /** Why affinity did not place the bound account first. */
 export type AffinitySkipReason = 'unusable' | 'session_saturated' | 'expired' | 'no_session' | 'disabled';
@@ -166,7 +158,15 @@ function planRoundRobin(input: PlanInput, primary: PlanAccount[], fallbacks: Pla
   const affinity: AffinityOutcome = { sessionBound: false, boundAccount: null, applied: false, skippedReason: 'disabled' };
   const full = [...order, ...configuredOrder(fallbacks)];
   const reason: SelectionReason = full.length === 0 ? 'no_account' : 'round_robin';
-  return finish(full, reason, configuredOrder(primary).map((a) => a.id), affinity, null, null, input);
+  return finish(
+    full,
+    reason,
+    configuredOrder(primary).map((a) => a.id),
+    affinity,
+    null,
+    null,
+    input,
+  );
 }
 
 /**
@@ -186,7 +186,15 @@ function planDefault(input: PlanInput, error: string): RoutePlan {
   }
   const affinity: AffinityOutcome = { sessionBound: boundAccount !== null, boundAccount, applied: false, skippedReason: null };
   const plainInput: PlanInput = { accounts: input.accounts, policy: DEFAULT_POLICY, sessionId: null, binding: undefined, roundRobinCursor: 0 };
-  return finish(full, full.length ? 'routing_policy_error' : 'no_account', ranked.map((a) => a.id), affinity, null, error, plainInput);
+  return finish(
+    full,
+    full.length ? 'routing_policy_error' : 'no_account',
+    ranked.map((a) => a.id),
+    affinity,
+    null,
+    error,
+    plainInput,
+  );
 }
 
 function affinityOutcome(input: PlanInput, ranked: readonly PlanAccount[]): AffinityOutcome {
@@ -206,10 +214,7 @@ function affinityOutcome(input: PlanInput, ranked: readonly PlanAccount[]): Affi
 
 function configuredOrder<T extends PlanAccount>(accounts: readonly T[]): T[] {
   // Usable first keeps the attempt loop from walking dead accounts; then configured order, primary first.
-  return [...accounts].sort(
-    (a, b) =>
-      Number(b.metrics.usable) - Number(a.metrics.usable) || Number(b.isPrimary) - Number(a.isPrimary) || a.index - b.index,
-  );
+  return [...accounts].sort((a, b) => Number(b.metrics.usable) - Number(a.metrics.usable) || Number(b.isPrimary) - Number(a.isPrimary) || a.index - b.index);
 }
 
 function moveToFront(order: readonly PlanAccount[], id: string): PlanAccount[] {

@@ -102,22 +102,14 @@ const resets: Step = (a, b) => {
   const mb = b.metrics;
   if (ma.sessionSaturated && mb.sessionSaturated) {
     // Neither can work until its 5h window returns.
-    return (
-      lower(ma.sessionResetBucket, mb.sessionResetBucket, 'session_reset') ??
-      lower(ma.weeklyResetMs, mb.weeklyResetMs, 'weekly_reset')
-    );
+    return lower(ma.sessionResetBucket, mb.sessionResetBucket, 'session_reset') ?? lower(ma.weeklyResetMs, mb.weeklyResetMs, 'weekly_reset');
   }
-  return (
-    lower(ma.weeklyResetMs, mb.weeklyResetMs, 'weekly_reset') ??
-    lower(ma.sessionResetBucket, mb.sessionResetBucket, 'session_reset')
-  );
+  return lower(ma.weeklyResetMs, mb.weeklyResetMs, 'weekly_reset') ?? lower(ma.sessionResetBucket, mb.sessionResetBucket, 'session_reset');
 };
 
-const scopedUtilization: Step = (a, b, ctx) =>
-  ctx.allHaveScopedWindow ? higher(a.metrics.scopedUsed ?? -1, b.metrics.scopedUsed ?? -1, 'scoped_utilization') : undefined;
+const scopedUtilization: Step = (a, b, ctx) => (ctx.allHaveScopedWindow ? higher(a.metrics.scopedUsed ?? -1, b.metrics.scopedUsed ?? -1, 'scoped_utilization') : undefined);
 
-const weeklyUtilization: Step = (a, b) =>
-  higher(a.metrics.weeklyUsedForSort, b.metrics.weeklyUsedForSort, 'weekly_utilization');
+const weeklyUtilization: Step = (a, b) => higher(a.metrics.weeklyUsedForSort, b.metrics.weeklyUsedForSort, 'weekly_utilization');
 
 /** Headroom known before unknown, then more headroom first. */
 const headroom: Step = (a, b) => {

@@ -58,12 +58,26 @@ export class SimAccount {
     this.organizationId = simUuid(`org:${spec.label}`);
     const u5 = checkFraction(spec.initialFiveHourUsed, 'initialFiveHourUsed');
     const u7 = checkFraction(spec.initialSevenDayUsed, 'initialSevenDayUsed');
-    this.fiveHour = new UsageWindow('5h', FIVE_HOUR_MS, checkLimit(spec.fiveHourLimitTokens, DEFAULT_FIVE_HOUR_LIMIT_TOKENS, 'fiveHourLimitTokens'), u5, initialReset(nowMs, spec.fiveHourResetInMs, u5, FIVE_HOUR_MS));
-    this.sevenDay = new UsageWindow('7d', SEVEN_DAY_MS, checkLimit(spec.sevenDayLimitTokens, DEFAULT_SEVEN_DAY_LIMIT_TOKENS, 'sevenDayLimitTokens'), u7, initialReset(nowMs, spec.sevenDayResetInMs, u7, SEVEN_DAY_MS));
+    this.fiveHour = new UsageWindow(
+      '5h',
+      FIVE_HOUR_MS,
+      checkLimit(spec.fiveHourLimitTokens, DEFAULT_FIVE_HOUR_LIMIT_TOKENS, 'fiveHourLimitTokens'),
+      u5,
+      initialReset(nowMs, spec.fiveHourResetInMs, u5, FIVE_HOUR_MS),
+    );
+    this.sevenDay = new UsageWindow(
+      '7d',
+      SEVEN_DAY_MS,
+      checkLimit(spec.sevenDayLimitTokens, DEFAULT_SEVEN_DAY_LIMIT_TOKENS, 'sevenDayLimitTokens'),
+      u7,
+      initialReset(nowMs, spec.sevenDayResetInMs, u7, SEVEN_DAY_MS),
+    );
     for (const [family, w] of Object.entries(spec.scopedWindows ?? {})) {
       const key = family.toLowerCase();
       const used = checkFraction(w.initialUsed, `scopedWindows.${family}.initialUsed`);
-      this.scoped.push(new UsageWindow(`7d_${key}`, SEVEN_DAY_MS, checkLimit(w.limitTokens, 0, `scopedWindows.${family}.limitTokens`), used, initialReset(nowMs, w.resetInMs, used, SEVEN_DAY_MS)));
+      this.scoped.push(
+        new UsageWindow(`7d_${key}`, SEVEN_DAY_MS, checkLimit(w.limitTokens, 0, `scopedWindows.${family}.limitTokens`), used, initialReset(nowMs, w.resetInMs, used, SEVEN_DAY_MS)),
+      );
     }
     this.cache = new PromptCache(cacheTtlMs);
   }

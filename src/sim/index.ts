@@ -5,16 +5,7 @@
 export { startFakeUpstream } from './fakeUpstream';
 export { OAUTH_BETA, EXPIRED_TOKEN_MESSAGE } from './endpoints/request';
 export { RATE_LIMIT_MESSAGE, ENTITLEMENT_MESSAGE } from './endpoints/messages';
-export type {
-  FakeUpstream,
-  FakeUpstreamOptions,
-  SimAccountSpec,
-  SimAccountState,
-  SimFault,
-  SimRequestRecord,
-  SimScopedWindowState,
-  SimUsage,
-} from './types';
+export type { FakeUpstream, FakeUpstreamOptions, SimAccountSpec, SimAccountState, SimFault, SimRequestRecord, SimScopedWindowState, SimUsage } from './types';
 export { FIVE_HOUR_MS, SEVEN_DAY_MS, WARNING_FRACTION, windowStatus, modelFamily } from './windows';
 export type { WindowStatus } from './windows';
 export { FAULT_KINDS, validateFault } from './faults';

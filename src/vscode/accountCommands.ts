@@ -27,17 +27,19 @@ async function pickAccount(service: RouterService, arg: unknown, placeHolder: st
 }
 
 async function askLabel(service: RouterService, value: string, exclude?: string): Promise<string | undefined> {
-  return vscode.window.showInputBox({
-    title: 'Account name',
-    prompt: 'A name for this account, shown in the views and the decision log',
-    value,
-    validateInput: (v) =>
-      !LABEL.test(v.trim()) || RESERVED_LABELS.has(v.trim())
-        ? '1–64 characters, no control characters, not a reserved name'
-        : service.accounts.get(v.trim()) && v.trim() !== exclude
-          ? 'an account with this name exists'
-          : undefined,
-  }).then((v) => v?.trim());
+  return vscode.window
+    .showInputBox({
+      title: 'Account name',
+      prompt: 'A name for this account, shown in the views and the decision log',
+      value,
+      validateInput: (v) =>
+        !LABEL.test(v.trim()) || RESERVED_LABELS.has(v.trim())
+          ? '1–64 characters, no control characters, not a reserved name'
+          : service.accounts.get(v.trim()) && v.trim() !== exclude
+            ? 'an account with this name exists'
+            : undefined,
+    })
+    .then((v) => v?.trim());
 }
 
 async function saveAccount(service: RouterService, label: string, credentials: Credentials, info: Partial<AccountInfo> = {}): Promise<void> {
@@ -56,9 +58,7 @@ export function registerAccountCommands(service: RouterService): vscode.Disposab
     const opened = await vscode.env.openExternal(vscode.Uri.parse(login.url));
     const pasted = await vscode.window.showInputBox({
       title: 'Sign in with Claude',
-      prompt: opened
-        ? 'Sign in in the browser, then paste the code it shows (code#state) here'
-        : `Open ${login.url} in a browser, sign in, then paste the code it shows here`,
+      prompt: opened ? 'Sign in in the browser, then paste the code it shows (code#state) here' : `Open ${login.url} in a browser, sign in, then paste the code it shows here`,
       ignoreFocusOut: true,
       password: true,
     });

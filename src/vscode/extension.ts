@@ -51,7 +51,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Claude
   context.subscriptions.push(model.onDidChange(updateBadges));
 
   const applyEnv = (e?: vscode.ConfigurationChangeEvent) => {
-    if (settings.changed(e, 'terminal') || settings.changed(e, 'port')) applyTerminalEnvironment(context.environmentVariableCollection, svc.url, svc.clientKey, settings.host.terminalEnabled);
+    if (settings.changed(e, 'terminal') || settings.changed(e, 'port'))
+      applyTerminalEnvironment(context.environmentVariableCollection, svc.url, svc.clientKey, settings.host.terminalEnabled);
   };
   applyEnv();
   context.subscriptions.push(settings.onDidChange(applyEnv));
@@ -66,9 +67,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<Claude
   cmd('trySimulated', async () => {
     try {
       await svc.startSimulated();
-      void vscode.window.showInformationMessage('Claude Router: routing between three simulated accounts. Run `claude` in a new terminal to watch it work.', 'Show Routing Status').then((c) => {
-        if (c) StatusPanel.show(context.extensionUri, model, svc);
-      });
+      void vscode.window
+        .showInformationMessage('Claude Router: routing between three simulated accounts. Run `claude` in a new terminal to watch it work.', 'Show Routing Status')
+        .then((c) => {
+          if (c) StatusPanel.show(context.extensionUri, model, svc);
+        });
     } catch (err) {
       void vscode.window.showErrorMessage(`Claude Router: ${(err as Error).message}`);
     }

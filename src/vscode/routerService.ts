@@ -148,7 +148,11 @@ export class RouterService {
     const file = this.settings.host.configFile;
     if (!file) return;
     // The reload re-reads and validates the file and reports an invalid version itself.
-    this.configWatcher = watchConfigFile(file, () => this.reloadConfig(), () => void this.reloadConfig());
+    this.configWatcher = watchConfigFile(
+      file,
+      () => this.reloadConfig(),
+      () => void this.reloadConfig(),
+    );
   }
 
   private async loadClientKey(): Promise<string> {

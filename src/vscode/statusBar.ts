@@ -37,11 +37,7 @@ export class StatusBarController implements vscode.Disposable {
     const sim = this.service.simulated ? ' (simulated)' : '';
     this.item.text = `$(server-process) ${usable}/${total}${bestHeadroom !== null ? ` · ${percent(bestHeadroom)}` : ''}${sim}`;
     this.item.backgroundColor =
-      total > 0 && usable === 0
-        ? new vscode.ThemeColor('statusBarItem.errorBackground')
-        : usable <= 1
-          ? new vscode.ThemeColor('statusBarItem.warningBackground')
-          : undefined;
+      total > 0 && usable === 0 ? new vscode.ThemeColor('statusBarItem.errorBackground') : usable <= 1 ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
     const now = Date.now();
     const md = new vscode.MarkdownString(undefined, true);
     md.appendMarkdown(`**Claude Router**${sim} — ${usable} of ${total} accounts usable`);

@@ -64,7 +64,11 @@ export class StatusPanel implements vscode.Disposable {
       summary: s ? poolSummary(s) : null,
       states: s ? Object.fromEntries(s.accounts.map((a) => [a.label, accountState(a, s)])) : {},
       reasons: Object.fromEntries(
-        [...new Set([...(s?.preview.verdicts ?? []), ...this.model.decisions.flatMap((d) => d.candidates)].map((v) => v.reason).concat(this.model.decisions.map((d) => d.selectionReason)))].map((r) => [r, explainReason(r)]),
+        [
+          ...new Set(
+            [...(s?.preview.verdicts ?? []), ...this.model.decisions.flatMap((d) => d.candidates)].map((v) => v.reason).concat(this.model.decisions.map((d) => d.selectionReason)),
+          ),
+        ].map((r) => [r, explainReason(r)]),
       ),
       decisions: this.model.decisions.slice(-20).reverse(),
       report,

@@ -9,9 +9,7 @@ import { claudeCodeEnvironment } from '../proxy/http/clientEnv';
 
 export function applyTerminalEnvironment(collection: vscode.GlobalEnvironmentVariableCollection, url: string, clientKey: string, enabled: boolean): void {
   collection.clear();
-  collection.description = enabled
-    ? new vscode.MarkdownString('Claude Router: sends Claude Code through the local account router (`ANTHROPIC_BASE_URL`, local key).')
-    : undefined;
+  collection.description = enabled ? new vscode.MarkdownString('Claude Router: sends Claude Code through the local account router (`ANTHROPIC_BASE_URL`, local key).') : undefined;
   if (!enabled) return;
   for (const [name, value] of Object.entries(claudeCodeEnvironment(url, clientKey))) collection.replace(name, value);
 }

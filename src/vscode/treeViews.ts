@@ -92,13 +92,27 @@ function details(a: AccountReport, s: StatusReport): AccountNode[] {
     { kind: 'detail', id: id('7d'), label: 'Weekly window', description: `${percent(a.weekly.used)} · resets in ${timeUntil(a.weekly.resetsAt, now)}`, icon: 'calendar' },
   ];
   for (const [family, w] of Object.entries(a.scoped)) {
-    nodes.push({ kind: 'detail', id: id(`scoped:${family}`), label: `Weekly ${family}`, description: `${percent(w.used)} · resets in ${timeUntil(w.resetsAt, now)}`, icon: 'symbol-class' });
+    nodes.push({
+      kind: 'detail',
+      id: id(`scoped:${family}`),
+      label: `Weekly ${family}`,
+      description: `${percent(w.used)} · resets in ${timeUntil(w.resetsAt, now)}`,
+      icon: 'symbol-class',
+    });
   }
   nodes.push({ kind: 'detail', id: id('inflight'), label: 'In flight', description: String(a.inflight), icon: 'pulse' });
   const sessions = s.sessions.filter((x) => x.account === a.label);
   nodes.push({ kind: 'detail', id: id('sessions'), label: 'Bound sessions', description: String(sessions.length), icon: 'link' });
   const v = s.preview.verdicts.find((x) => x.account === a.label);
-  if (v) nodes.push({ kind: 'detail', id: id('why'), label: v.verdict === 'selected' ? 'Picked next' : 'Not picked next', description: explainReason(v.reason), icon: 'info', tooltip: whyNow(a, s) });
+  if (v)
+    nodes.push({
+      kind: 'detail',
+      id: id('why'),
+      label: v.verdict === 'selected' ? 'Picked next' : 'Not picked next',
+      description: explainReason(v.reason),
+      icon: 'info',
+      tooltip: whyNow(a, s),
+    });
   return nodes;
 }
 

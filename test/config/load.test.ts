@@ -247,7 +247,37 @@ describe('config/load', () => {
     const RUNS = { seed: 777, numRuns: 500 } as const;
     const yamlish = fc.oneof(
       fc.string({ unit: 'binary', maxLength: 200 }),
-      fc.array(fc.constantFrom('routing:', '  spill-inflight: ', '  spillInflight: ', '- ', 'accounts:', '  - label: a', ': ', '&a ', '*a', '[', ']', '{', '}', '? ', '"', "'", '\n', '  ', '101', '-1', 'true', '0.5', '!!str ', '<<: '), { maxLength: 30 }).map((xs) => xs.join('')),
+      fc
+        .array(
+          fc.constantFrom(
+            'routing:',
+            '  spill-inflight: ',
+            '  spillInflight: ',
+            '- ',
+            'accounts:',
+            '  - label: a',
+            ': ',
+            '&a ',
+            '*a',
+            '[',
+            ']',
+            '{',
+            '}',
+            '? ',
+            '"',
+            "'",
+            '\n',
+            '  ',
+            '101',
+            '-1',
+            'true',
+            '0.5',
+            '!!str ',
+            '<<: ',
+          ),
+          { maxLength: 30 },
+        )
+        .map((xs) => xs.join('')),
     );
 
     it('parseConfigText never throws, and an invalid result always carries a non-empty error', () => {

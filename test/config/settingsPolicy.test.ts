@@ -4,7 +4,19 @@ import { DEFAULT_POLICY } from '../../src/routing/policy';
 
 describe('VS Code settings → routing policy', () => {
   it('knows every routing key of the YAML schema as a setting', () => {
-    for (const k of ['strategy', 'accountRanking', 'preferPrimary', 'primaryAccount', 'sessionAffinity', 'sessionAffinityIdleTtlMs', 'spillInflight', 'maxInflightPerAccount', 'sessionSoftLimit', 'sessionResetToleranceMs', 'allowOverage']) {
+    for (const k of [
+      'strategy',
+      'accountRanking',
+      'preferPrimary',
+      'primaryAccount',
+      'sessionAffinity',
+      'sessionAffinityIdleTtlMs',
+      'spillInflight',
+      'maxInflightPerAccount',
+      'sessionSoftLimit',
+      'sessionResetToleranceMs',
+      'allowOverage',
+    ]) {
       assert.ok(ROUTING_SETTING_KEYS.includes(k as never), k);
     }
   });
@@ -38,7 +50,10 @@ describe('VS Code settings → routing policy', () => {
 
 describe('VS Code host settings (port, upstream, token endpoint)', () => {
   it('unset or empty values give the defaults', () => {
-    assert.deepEqual(hostSettingsFrom({ upstreamBaseUrl: '' }), { settings: { port: 48290, upstreamBaseUrl: 'https://api.anthropic.com', tokenUrl: 'https://platform.claude.com/v1/oauth/token' }, error: null });
+    assert.deepEqual(hostSettingsFrom({ upstreamBaseUrl: '' }), {
+      settings: { port: 48290, upstreamBaseUrl: 'https://api.anthropic.com', tokenUrl: 'https://platform.claude.com/v1/oauth/token' },
+      error: null,
+    });
   });
 
   it('takes valid values (without a trailing slash) and replaces an invalid one by its default, naming the setting', () => {

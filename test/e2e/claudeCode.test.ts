@@ -43,10 +43,7 @@ describe('e2e: real Claude Code → built router CLI → fake upstream', functio
     dir = mkdtempSync(path.join(os.tmpdir(), 'router-e2e-'));
     stateDir = path.join(dir, 'state');
     const configFile = path.join(dir, 'proxy-config.yaml');
-    writeFileSync(
-      configFile,
-      proxyConfigYaml({ port: 0, baseUrl: sim.url, tokenUrl: sim.tokenUrl, stateDir, clientKey, accounts: spec }),
-    );
+    writeFileSync(configFile, proxyConfigYaml({ port: 0, baseUrl: sim.url, tokenUrl: sim.tokenUrl, stateDir, clientKey, accounts: spec }));
     const started = await startRouterCli(configFile);
     router = started.proc;
     url = started.url;
@@ -76,7 +73,9 @@ describe('e2e: real Claude Code → built router CLI → fake upstream', functio
       const found = decisions().filter((d) => d.sessionId === sessionId);
       if (found.length >= min) return found;
       if (Date.now() > end) {
-        assert.fail(`no decision record for session ${sessionId} in ${stateDir}/decisions.jsonl after ${ms} ms; sessions there: ${JSON.stringify(decisions().map((d) => d.sessionId))}`);
+        assert.fail(
+          `no decision record for session ${sessionId} in ${stateDir}/decisions.jsonl after ${ms} ms; sessions there: ${JSON.stringify(decisions().map((d) => d.sessionId))}`,
+        );
       }
       await new Promise((r) => setTimeout(r, 25));
     }
@@ -173,15 +172,15 @@ describe('e2e: real Claude Code → built router CLI → fake upstream', functio
     const status = (await res.body.json()) as StatusReport;
     const acc = status.accounts.find((a) => a.label === exhausted)!;
     assert.equal(acc.usable, false, JSON.stringify(acc));
-    assert.ok(
-      acc.coolingUntil !== null || acc.unusableReason === 'hard_saturated',
-      `exhausted account is cooling or hard-saturated: ${JSON.stringify(acc)}`,
-    );
+    assert.ok(acc.coolingUntil !== null || acc.unusableReason === 'hard_saturated', `exhausted account is cooling or hard-saturated: ${JSON.stringify(acc)}`);
     if (acc.coolingUntil !== null) {
       const left = Date.parse(acc.coolingUntil) - Date.now();
       assert.ok(left > 30 * 60_000, `cooldown runs to about the window reset (1 h), not a short retry: ${acc.coolingUntil}`);
     }
-    assert.ok(status.accounts.filter((a) => a.label !== exhausted).every((a) => a.usable), 'the others stay usable');
+    assert.ok(
+      status.accounts.filter((a) => a.label !== exhausted).every((a) => a.usable),
+      'the others stay usable',
+    );
     assert.equal(status.usableAccounts, LABELS.length - 1);
     if (triedFirst) assert.ok(status.counters.failovers >= 1, `failover counted: ${JSON.stringify(status.counters)}`);
   });

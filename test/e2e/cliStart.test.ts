@@ -103,9 +103,7 @@ describe('e2e: claude-router CLI', function () {
 
     it('prints a table with every account label and never a token', async () => {
       // port 0: `status --config` finds the proxy through the runtime file in the state directory.
-      const file = configFile(
-        proxyConfigYaml({ port: 0, baseUrl: sim.url, tokenUrl: sim.tokenUrl, stateDir: path.join(dir, 'state'), clientKey, accounts: spec }),
-      );
+      const file = configFile(proxyConfigYaml({ port: 0, baseUrl: sim.url, tokenUrl: sim.tokenUrl, stateDir: path.join(dir, 'state'), clientKey, accounts: spec }));
       const started = await startRouterCli(file);
       proxy = started.proc;
       cleanups.push(() => proxy!.stop());

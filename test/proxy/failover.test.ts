@@ -4,8 +4,7 @@ import { readFileSync } from 'node:fs';
 import { accounts, callRouter, eventually, messagesBody, routerStatus, startHarness, type Harness } from '../support/routerHarness';
 
 const streamBody = () => messagesBody({ stream: true });
-const messageRequests = (h: Harness, label?: string) =>
-  h.sim.requests.filter((q) => q.path.startsWith('/v1/messages?') && (label === undefined || q.account === label));
+const messageRequests = (h: Harness, label?: string) => h.sim.requests.filter((q) => q.path.startsWith('/v1/messages?') && (label === undefined || q.account === label));
 
 /** Makes `label` the rank-0 account by giving it the soonest weekly reset (expiry-first). */
 function specsWithFirst(first: string, ...others: string[]) {
@@ -285,7 +284,11 @@ describe('proxy failover', () => {
     await h.router.close();
     const abandoned = h.decisions().filter((d) => d.outcome === 'client_abort');
     assert.ok(abandoned.length >= 1);
-    for (const d of abandoned) assert.ok(d.attempts.some((a) => a.result === 'client_abort'), JSON.stringify(d.attempts));
+    for (const d of abandoned)
+      assert.ok(
+        d.attempts.some((a) => a.result === 'client_abort'),
+        JSON.stringify(d.attempts),
+      );
   });
 
   it('relays an error page from in front of the API as it came, unless it is too large to be an error answer', async () => {

@@ -75,7 +75,10 @@ describe('proxy forwarding', () => {
     await h.router.close(); // flush
     const d = h.decisions();
     assert.equal(d.length, 2);
-    assert.deepEqual(d.map((x) => x.sessionId), ['sess-1', 'sess-2']);
+    assert.deepEqual(
+      d.map((x) => x.sessionId),
+      ['sess-1', 'sess-2'],
+    );
     assert.equal(d[0].schemaVersion, 1);
     assert.equal(d[0].candidates.length, 2);
     assert.equal(d[0].candidates[0].verdict, 'selected');
@@ -108,7 +111,10 @@ describe('proxy forwarding', () => {
       await slow.router.close();
       await pending;
       const d = slow.decisions();
-      assert.deepEqual(d.map((x) => [x.sessionId, x.outcome]), [['sess-shutdown', 'client_abort']]);
+      assert.deepEqual(
+        d.map((x) => [x.sessionId, x.outcome]),
+        [['sess-shutdown', 'client_abort']],
+      );
     } finally {
       await slow.close();
     }
@@ -122,7 +128,14 @@ describe('errors no step handles', () => {
     const h = await startHarness(accounts('a'), { log });
     try {
       // The decision sink breaks: reading it throws at once; writing it throws after the answer went out.
-      const sink = { append: () => { throw new Error('append broke'); }, recent: () => { throw new Error('recent broke'); } };
+      const sink = {
+        append: () => {
+          throw new Error('append broke');
+        },
+        recent: () => {
+          throw new Error('recent broke');
+        },
+      };
       (h.router.engine as unknown as { services: { decisions: unknown } }).services.decisions = sink;
       const listed = await callRouter(h, { path: '/decisions', method: 'GET' });
       assert.equal(listed.status, 500);

@@ -8,14 +8,11 @@ import { accounts, callRouter, messagesBody, routerStatus, startHarness, type Ha
 function raw(h: Harness, opts: { method?: string; path?: string; headers?: Record<string, string>; body?: string }) {
   const url = new URL(h.router.url);
   return new Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }>((resolve, reject) => {
-    const req = http.request(
-      { host: url.hostname, port: url.port, method: opts.method ?? 'GET', path: opts.path ?? '/', headers: opts.headers },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), headers: res.headers }));
-      },
-    );
+    const req = http.request({ host: url.hostname, port: url.port, method: opts.method ?? 'GET', path: opts.path ?? '/', headers: opts.headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), headers: res.headers }));
+    });
     req.on('error', reject);
     req.end(opts.body);
   });

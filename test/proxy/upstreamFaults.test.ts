@@ -68,7 +68,8 @@ async function withUpstream(
 }
 
 const SSE = { 'content-type': 'text/event-stream' };
-const start = 'event: message_start\ndata: {"type":"message_start","message":{"id":"m","type":"message","role":"assistant","content":[],"model":"x","usage":{"input_tokens":1,"output_tokens":1}}}\n\n';
+const start =
+  'event: message_start\ndata: {"type":"message_start","message":{"id":"m","type":"message","role":"assistant","content":[],"model":"x","usage":{"input_tokens":1,"output_tokens":1}}}\n\n';
 
 describe('upstream faults beyond the fake upstream', () => {
   it('never glues half an event to its own error when the stream is cut mid-event', async () => {
@@ -174,7 +175,10 @@ describe('upstream faults beyond the fake upstream', () => {
         const st = await routerStatus(h);
         assert.equal(st.counters.failovers, 0);
         const [d] = JSON.parse((await callRouter(h, { method: 'GET', path: '/decisions?limit=1' })).text) as DecisionRecord[];
-        assert.deepEqual(d.attempts.map((x) => `${x.account}:${x.result}`), ['a:network_error', 'a:success']);
+        assert.deepEqual(
+          d.attempts.map((x) => `${x.account}:${x.result}`),
+          ['a:network_error', 'a:success'],
+        );
       },
     );
   });
@@ -196,9 +200,21 @@ describe('upstream faults beyond the fake upstream', () => {
   });
 
   for (const [what, answer] of [
-    ['a token-counting 429', (res: http.ServerResponse) => res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '60' }).end('{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit for token counting"}}')],
+    [
+      'a token-counting 429',
+      (res: http.ServerResponse) =>
+        res
+          .writeHead(429, { 'content-type': 'application/json', 'retry-after': '60' })
+          .end('{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit for token counting"}}'),
+    ],
     ['a 403 page', (res: http.ServerResponse) => res.writeHead(403, { 'content-type': 'text/html' }).end('<html><body>Access denied</body></html>')],
-    ['a 401', (res: http.ServerResponse) => res.writeHead(401, { 'content-type': 'application/json' }).end('{"type":"error","error":{"type":"authentication_error","message":"OAuth authentication is currently not supported."}}')],
+    [
+      'a 401',
+      (res: http.ServerResponse) =>
+        res
+          .writeHead(401, { 'content-type': 'application/json' })
+          .end('{"type":"error","error":{"type":"authentication_error","message":"OAuth authentication is currently not supported."}}'),
+    ],
   ] as const) {
     it(`leaves every account usable for messages after ${what} to count_tokens, trying two accounts at most`, async () => {
       let tokenCalls = 0;
@@ -291,7 +307,9 @@ describe('upstream faults beyond the fake upstream', () => {
     await withUpstream(
       (_a, _req, res) => {
         res.writeHead(200, SSE);
-        const text = start + 'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":3}}\r\n\r\nevent: message_stop\ndata: {"type":"message_stop"}\n\n';
+        const text =
+          start +
+          'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":3}}\r\n\r\nevent: message_stop\ndata: {"type":"message_stop"}\n\n';
         let i = 0;
         const tick = () => {
           if (i >= text.length) return void res.end();
@@ -415,7 +433,10 @@ async function sendCompressed(res: http.ServerResponse, coding: string, groups: 
 }
 
 /** A streamed call read with node:http, so each chunk the router wrote is seen as its own `data` event (they are 30 ms apart). */
-function streamChunks(h: Harness, opts: { signal?: AbortSignal; onChunk?: (chunk: string) => void } = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; chunks: string[] }> {
+function streamChunks(
+  h: Harness,
+  opts: { signal?: AbortSignal; onChunk?: (chunk: string) => void } = {},
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; chunks: string[] }> {
   const body = messagesBody({ stream: true });
   return new Promise((resolve, reject) => {
     const req = http.request(
@@ -423,7 +444,13 @@ function streamChunks(h: Harness, opts: { signal?: AbortSignal; onChunk?: (chunk
       {
         method: 'POST',
         signal: opts.signal,
-        headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'accept-encoding': 'gzip, br', authorization: `Bearer ${h.router.clientKey}`, 'x-claude-code-session-id': 's' },
+        headers: {
+          'content-type': 'application/json',
+          'anthropic-version': '2023-06-01',
+          'accept-encoding': 'gzip, br',
+          authorization: `Bearer ${h.router.clientKey}`,
+          'x-claude-code-session-id': 's',
+        },
       },
       (res) => {
         const chunks: string[] = [];
@@ -458,7 +485,10 @@ async function movesOnFromA(answerA: (res: http.ServerResponse) => void, result:
       assert.equal(r.status, 200);
       assert.equal(r.text, MESSAGE);
       assert.deepEqual(hits, ['a', 'b']);
-      assert.deepEqual((await lastDecision(h)).attempts.map((a) => a.result), [result, 'success']);
+      assert.deepEqual(
+        (await lastDecision(h)).attempts.map((a) => a.result),
+        [result, 'success'],
+      );
     },
   );
 }
@@ -539,7 +569,10 @@ describe('compressed answers (upstream ignored accept-encoding: identity)', () =
         assert.equal(r.status, 200);
         assert.deepEqual(r.chunks, GROUPS);
         assert.deepEqual(hits, ['a', 'b']);
-        assert.deepEqual((await lastDecision(h)).attempts.map((a) => a.result), ['stream_failed', 'success']);
+        assert.deepEqual(
+          (await lastDecision(h)).attempts.map((a) => a.result),
+          ['stream_failed', 'success'],
+        );
       },
     );
   });
@@ -556,7 +589,10 @@ describe('compressed answers (upstream ignored accept-encoding: identity)', () =
         assert.equal(r.status, 200);
         assert.deepEqual(r.chunks, GROUPS);
         assert.deepEqual(hits, ['a', 'b']);
-        assert.deepEqual((await lastDecision(h)).attempts.map((a) => a.result), ['stream_overloaded', 'success']);
+        assert.deepEqual(
+          (await lastDecision(h)).attempts.map((a) => a.result),
+          ['stream_overloaded', 'success'],
+        );
       },
     );
   });

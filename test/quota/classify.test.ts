@@ -211,9 +211,13 @@ describe('quota/classify classifyResponse', () => {
 
   it('other 4xx → client_error', () => {
     for (const status of [400, 404, 405, 409, 413, 422, 499]) {
-      assert.deepEqual(classifyResponse({ status, headers: {}, body: '{"error":{"type":"invalid_request_error"}}', nowMs: NOW }), {
-        kind: 'client_error',
-      }, String(status));
+      assert.deepEqual(
+        classifyResponse({ status, headers: {}, body: '{"error":{"type":"invalid_request_error"}}', nowMs: NOW }),
+        {
+          kind: 'client_error',
+        },
+        String(status),
+      );
     }
   });
 

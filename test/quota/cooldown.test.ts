@@ -133,16 +133,10 @@ describe('quota/cooldown cooldownClearedBy', () => {
     assert.equal(cooldownClearedBy(cooldown('throttle'), snap({ weekly: { status: 'throttled' } })), false);
   });
   it('does not clear from a snapshot carrying no status at all', () => {
-    assert.equal(
-      cooldownClearedBy(cooldown('throttle'), { observedAtMs: NOW + 1000, source: 'headers', scoped: {}, overage: { status: 'allowed' } }),
-      false,
-    );
+    assert.equal(cooldownClearedBy(cooldown('throttle'), { observedAtMs: NOW + 1000, source: 'headers', scoped: {}, overage: { status: 'allowed' } }), false);
   });
   it('a rejected scoped window alone does not block clearing (it is not account-wide)', () => {
-    assert.equal(
-      cooldownClearedBy(cooldown('window_exhausted'), snap({ scoped: { sonnet: { status: 'rejected', observedAtMs: NOW + 1000 } } })),
-      true,
-    );
+    assert.equal(cooldownClearedBy(cooldown('window_exhausted'), snap({ scoped: { sonnet: { status: 'rejected', observedAtMs: NOW + 1000 } } })), true);
   });
 });
 

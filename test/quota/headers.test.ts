@@ -135,10 +135,7 @@ describe('quota/headers parseUnifiedHeaders', () => {
   });
 
   it('omits a scoped window none of whose fields parse, and never keys __proto__', () => {
-    const snap = parseUnifiedHeaders(
-      { [`${P}7d_opus-utilization`]: 'x', [`${P}7d___proto__-status`]: 'rejected', [`${P}7d_constructor-status`]: 'allowed' },
-      OBS,
-    );
+    const snap = parseUnifiedHeaders({ [`${P}7d_opus-utilization`]: 'x', [`${P}7d___proto__-status`]: 'rejected', [`${P}7d_constructor-status`]: 'allowed' }, OBS);
     assert.deepEqual(Object.keys(snap!.scoped), ['constructor']);
     assert.equal(Object.getPrototypeOf(snap!.scoped), Object.prototype);
   });

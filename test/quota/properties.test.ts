@@ -52,10 +52,29 @@ function assertSnapshot(s: QuotaSnapshot): void {
 // ---- arbitraries ----------------------------------------------------------------------------
 
 const SUFFIXES = [
-  'status', 'reset', 'representative-claim', '5h-status', '5h-utilization', '5h-reset', '7d-status', '7d-utilization',
-  '7d-reset', '7d_sonnet-status', '7d_sonnet-utilization', '7d_sonnet-reset', '7d_opus-utilization', '7d_Oi-status',
-  '7d___proto__-status', '7d_-reset', 'overage-status', 'overage-reset', 'overage-utilization', 'overage-in-use',
-  'overage-disabled-reason', 'fallback', 'fallback-percentage',
+  'status',
+  'reset',
+  'representative-claim',
+  '5h-status',
+  '5h-utilization',
+  '5h-reset',
+  '7d-status',
+  '7d-utilization',
+  '7d-reset',
+  '7d_sonnet-status',
+  '7d_sonnet-utilization',
+  '7d_sonnet-reset',
+  '7d_opus-utilization',
+  '7d_Oi-status',
+  '7d___proto__-status',
+  '7d_-reset',
+  'overage-status',
+  'overage-reset',
+  'overage-utilization',
+  'overage-in-use',
+  'overage-disabled-reason',
+  'fallback',
+  'fallback-percentage',
 ];
 /** A real header name in random case, or an arbitrary string. */
 const headerName = fc.oneof(
@@ -68,8 +87,26 @@ const headerName = fc.oneof(
 );
 /** Values a header could plausibly (or implausibly) carry. */
 const scalarValue = fc.oneof(
-  fc.constantFrom('allowed', 'allowed_warning', 'rejected', 'throttled', 'REJECTED ', '', ' ', 'NaN', '-1', '0', 'true',
-    'Infinity', '1e400', '0x10', '2025-11-04T05:00:00Z', 'Tue, 04 Nov 2025 05:00:00 GMT', 'Error 1', '1762232400'),
+  fc.constantFrom(
+    'allowed',
+    'allowed_warning',
+    'rejected',
+    'throttled',
+    'REJECTED ',
+    '',
+    ' ',
+    'NaN',
+    '-1',
+    '0',
+    'true',
+    'Infinity',
+    '1e400',
+    '0x10',
+    '2025-11-04T05:00:00Z',
+    'Tue, 04 Nov 2025 05:00:00 GMT',
+    'Error 1',
+    '1762232400',
+  ),
   fc.double().map(String),
   fc.integer().map(String),
   fc.nat({ max: 5_000_000_000 }).map(String),
@@ -98,7 +135,10 @@ const usageish = fc.oneof(
             kind: fc.oneof(fc.constantFrom('session', 'weekly_all', 'weekly_scoped'), fc.string()),
             percent: percentish,
             resets_at: resetish,
-            scope: fc.oneof(fc.record({ model: fc.record({ display_name: fc.oneof(fc.constantFrom('Sonnet', 'Claude Opus 4.1', '', '__proto__'), fc.string()) }) }), fc.jsonValue()),
+            scope: fc.oneof(
+              fc.record({ model: fc.record({ display_name: fc.oneof(fc.constantFrom('Sonnet', 'Claude Opus 4.1', '', '__proto__'), fc.string()) }) }),
+              fc.jsonValue(),
+            ),
           }),
           fc.jsonValue(),
         ),
@@ -198,7 +238,10 @@ describe('quota properties (fast-check)', () => {
   });
 
   it('parseUsagePayload never throws on anything at all', () => {
-    fc.assert(fc.property(fc.anything(), (v) => void parseUsagePayload(v, NOW)), RUNS);
+    fc.assert(
+      fc.property(fc.anything(), (v) => void parseUsagePayload(v, NOW)),
+      RUNS,
+    );
   });
 
   it('mergeSnapshot of arbitrary parsed snapshots is valid and never throws', () => {
@@ -222,7 +265,12 @@ describe('quota properties (fast-check)', () => {
       fc.property(
         fc.oneof(fc.constantFrom(200, 401, 403, 429, 500, 529), fc.integer({ min: -1, max: 700 })),
         headerBag,
-        fc.option(fc.oneof(fc.string(), fc.jsonValue().map((j) => JSON.stringify(j)))),
+        fc.option(
+          fc.oneof(
+            fc.string(),
+            fc.jsonValue().map((j) => JSON.stringify(j)),
+          ),
+        ),
         fc.option(fc.string()),
         (status, headers, body, model) => {
           const cls = classifyResponse({ status, headers, body: body ?? undefined, nowMs: NOW, model: model ?? undefined });

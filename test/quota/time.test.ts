@@ -42,16 +42,46 @@ describe('quota/time parseResetMs', () => {
     assert.equal(parseResetMs('Tue, 04 Nov 2025 05:00:00 GMT'), Date.UTC(2025, 10, 4, 5));
   });
   for (const garbage of [
-    '', '   ', 'NaN', 'nan', 'Infinity', '-Infinity', '-1', '-1762232400', '0', '0.0', 'abc', 'Error 1', '1 2',
-    'May 5', '0x10', '1,5', 'true', '{}', '[]', '1e400', '9'.repeat(400), '0001-01-01T00:00:00Z', '2025-13-45T99:99:99Z',
+    '',
+    '   ',
+    'NaN',
+    'nan',
+    'Infinity',
+    '-Infinity',
+    '-1',
+    '-1762232400',
+    '0',
+    '0.0',
+    'abc',
+    'Error 1',
+    '1 2',
+    'May 5',
+    '0x10',
+    '1,5',
+    'true',
+    '{}',
+    '[]',
+    '1e400',
+    '9'.repeat(400),
+    '0001-01-01T00:00:00Z',
+    '2025-13-45T99:99:99Z',
   ]) {
     it(`rejects garbage string ${JSON.stringify(garbage.slice(0, 30))}`, () => {
       assert.equal(parseResetMs(garbage), undefined);
     });
   }
   for (const [label, garbage] of [
-    ['NaN', NaN], ['Infinity', Infinity], ['-1', -1], ['0', 0], ['null', null], ['undefined', undefined],
-    ['object', { a: 1 }], ['array', ['1762232400']], ['boolean', true], ['huge number', 1e300], ['bigint', 10n],
+    ['NaN', NaN],
+    ['Infinity', Infinity],
+    ['-1', -1],
+    ['0', 0],
+    ['null', null],
+    ['undefined', undefined],
+    ['object', { a: 1 }],
+    ['array', ['1762232400']],
+    ['boolean', true],
+    ['huge number', 1e300],
+    ['bigint', 10n],
     ['beyond Date range', 8.64e15 + 1],
   ] as [string, unknown][]) {
     it(`rejects non-string garbage: ${label}`, () => {

@@ -46,25 +46,23 @@ describe('quota/usage parseUsagePayload', () => {
   });
 
   it('accepts numeric-string percents but no other types', () => {
-    const snap = parseUsagePayload(
-      { five_hour: { utilization: '50', resets_at: 12 as unknown }, seven_day: { utilization: true, resets_at: 'later' } },
-      OBS,
-    );
+    const snap = parseUsagePayload({ five_hour: { utilization: '50', resets_at: 12 as unknown }, seven_day: { utilization: true, resets_at: 'later' } }, OBS);
     assert.deepEqual(snap?.session, { status: 'allowed', utilization: 0.5, resetAtMs: 12_000 });
     assert.equal(snap?.weekly, undefined);
   });
 
   it('keeps only the fields that parse', () => {
-    const snap = parseUsagePayload(
-      { five_hour: { utilization: 'NaN', resets_at: '2025-11-04T05:00:00Z' }, seven_day: { utilization: -3, resets_at: null } },
-      OBS,
-    );
+    const snap = parseUsagePayload({ five_hour: { utilization: 'NaN', resets_at: '2025-11-04T05:00:00Z' }, seven_day: { utilization: -3, resets_at: null } }, OBS);
     assert.deepEqual(snap?.session, { resetAtMs: Date.UTC(2025, 10, 4, 5) });
     assert.equal(snap?.weekly, undefined);
   });
 
   for (const [label, json] of [
-    ['null', null], ['undefined', undefined], ['a string', 'five_hour'], ['a number', 42], ['an array', [{ five_hour: {} }]],
+    ['null', null],
+    ['undefined', undefined],
+    ['a string', 'five_hour'],
+    ['a number', 42],
+    ['an array', [{ five_hour: {} }]],
     ['true', true],
   ] as [string, unknown][]) {
     it(`returns undefined for ${label}`, () => {
@@ -90,10 +88,7 @@ describe('quota/usage parseUsagePayload', () => {
   });
 
   it('ignores seven_day_oauth_apps and unusable family keys', () => {
-    const snap = parseUsagePayload(
-      { seven_day_oauth_apps: { utilization: 10 }, seven_day___proto__: { utilization: 10 }, seven_day_: { utilization: 10 } },
-      OBS,
-    );
+    const snap = parseUsagePayload({ seven_day_oauth_apps: { utilization: 10 }, seven_day___proto__: { utilization: 10 }, seven_day_: { utilization: 10 } }, OBS);
     assert.deepEqual(snap?.scoped, {});
   });
 

@@ -92,7 +92,10 @@ describe('routing/affinity SessionAffinityStore', () => {
     for (let i = 0; i < 10; i++) s.bind(`s${i}`, i % 3 === 0 ? 'gone' : 'kept', NOW + i);
     s.forgetAccount('gone');
     const live = s.live(NOW + 10);
-    assert.ok(live.every((b) => b.account === 'kept'), JSON.stringify(live));
+    assert.ok(
+      live.every((b) => b.account === 'kept'),
+      JSON.stringify(live),
+    );
     assert.equal(live.length, 6);
   });
 
@@ -123,7 +126,10 @@ describe('routing/affinity SessionAffinityStore', () => {
     // recency survived: the next bind evicts s1 (bound longest ago), not s2 or s3
     dst.bind('s4', 'd', NOW);
     assert.equal(dst.get('s1', NOW), undefined);
-    assert.deepEqual(dst.live(NOW).map((b) => b.sessionId), ['s4', 's3', 's2']);
+    assert.deepEqual(
+      dst.live(NOW).map((b) => b.sessionId),
+      ['s4', 's3', 's2'],
+    );
     // the TTL still counts from the saved lastServedAtMs
     assert.ok(dst.get('s2', NOW - 2 + TTL));
     assert.equal(dst.get('s2', NOW - 2 + TTL + 1), undefined);

@@ -113,7 +113,7 @@ export interface AcctSpec extends MetricsOpts {
 
 /** A planner account (also a RankCandidate) with metrics from computeMetrics. */
 export function acct(id: string, index: number, spec: AcctSpec = {}): PlanAccount {
-  const snapshot = spec.snap === null ? undefined : spec.snap ?? snap();
+  const snapshot = spec.snap === null ? undefined : (spec.snap ?? snap());
   return {
     id,
     index,

@@ -37,8 +37,14 @@ describe('routing/decision metrics records', () => {
   it('the fixture covers both finite and infinite values of every such field', () => {
     const all = candidates().map((c) => c.metrics);
     for (const k of INFINITE_FIELDS) {
-      assert.ok(all.some((m) => m[k] === Infinity), `${k} infinite somewhere`);
-      assert.ok(all.some((m) => Number.isFinite(m[k])), `${k} finite somewhere`);
+      assert.ok(
+        all.some((m) => m[k] === Infinity),
+        `${k} infinite somewhere`,
+      );
+      assert.ok(
+        all.some((m) => Number.isFinite(m[k])),
+        `${k} finite somewhere`,
+      );
     }
   });
 
@@ -72,7 +78,10 @@ describe('routing/decision metrics records', () => {
     assert.equal(rec.requestId, 'r1');
     assert.equal(rec.outcome, 'no_usable_account');
     assert.equal(rec.ranking, DEFAULT_POLICY.accountRanking);
-    assert.deepEqual(rec.candidates.map((c) => c.account), ids(plan.order));
+    assert.deepEqual(
+      rec.candidates.map((c) => c.account),
+      ids(plan.order),
+    );
     assert.equal(rec.usableAccounts, 5);
     const fb = rec.candidates.find((c) => c.account === 'fb')!;
     assert.equal(fb.fallback, true);

@@ -124,11 +124,7 @@ describe('routing/plan planRoute', () => {
     });
 
     it('changes nothing when no later usable account is below N; unusable and fallback accounts are never spill targets', () => {
-      const accounts = [
-        ...trio({ a: { inflight: 2 }, b: { inflight: 5 }, c: { inflight: 3 } }),
-        acct('x', 3, { coolIn: MIN }),
-        acct('f', 4, { fallback: true }),
-      ];
+      const accounts = [...trio({ a: { inflight: 2 }, b: { inflight: 5 }, c: { inflight: 3 } }), acct('x', 3, { coolIn: MIN }), acct('f', 4, { fallback: true })];
       const p = planRoute(planInput(accounts, { spillInflight: 2 }));
       assert.deepEqual(ids(p.order), ['c', 'b', 'a', 'x', 'f']);
       assert.equal(p.spill, null);
@@ -160,13 +156,7 @@ describe('routing/plan planRoute', () => {
 
   describe('round-robin', () => {
     const RR: Partial<RoutingPolicy> = { strategy: 'round-robin', ...AFFINITY, preferPrimary: true, primaryAccount: 'c', spillInflight: 1 };
-    const accounts = () => [
-      acct('a', 0),
-      acct('x', 1, { coolIn: MIN }),
-      acct('b', 2),
-      acct('c', 3, { primary: true, inflight: 7 }),
-      acct('f', 4, { fallback: true }),
-    ];
+    const accounts = () => [acct('a', 0), acct('x', 1, { coolIn: MIN }), acct('b', 2), acct('c', 3, { primary: true, inflight: 7 }), acct('f', 4, { fallback: true })];
 
     it('rotates over the usable accounts in configured order; unusable and fallback accounts go last', () => {
       const orders = [0, 1, 2, 3, 4].map((cursor) => ids(planRoute(planInput(accounts(), RR, { roundRobinCursor: cursor, binding: bound('b') })).order));
@@ -269,7 +259,10 @@ describe('routing/plan planRoute', () => {
       assert.equal(p.selectionReason, 'routing_policy_error');
       assert.equal(p.policyError, 'TypeError: no headroom');
       // losers are explained by the ranking that was actually used
-      assert.deepEqual(p.verdicts.slice(1).map((v) => v.reason), ['weekly_utilization', 'weekly_utilization']);
+      assert.deepEqual(
+        p.verdicts.slice(1).map((v) => v.reason),
+        ['weekly_utilization', 'weekly_utilization'],
+      );
     });
 
     it('an affinity lookup that throws falls back to expiry-first', () => {
@@ -321,11 +314,14 @@ describe('routing/plan planRoute', () => {
         ],
       );
       const spilled = planRoute(planInput(trio({ c: { inflight: 4 } }), { spillInflight: 4 }));
-      assert.deepEqual(spilled.verdicts.map((v) => [v.account, v.reason]), [
-        ['b', 'spill_inflight'],
-        ['c', 'spill_inflight'],
-        ['a', 'weekly_utilization'],
-      ]);
+      assert.deepEqual(
+        spilled.verdicts.map((v) => [v.account, v.reason]),
+        [
+          ['b', 'spill_inflight'],
+          ['c', 'spill_inflight'],
+          ['a', 'weekly_utilization'],
+        ],
+      );
     });
   });
 

@@ -12,7 +12,17 @@ const RUNS = { seed: 20251104, numRuns: 400 } as const;
 // deep steps (resets, scoped and weekly utilisation, primary, insertion order) often.
 const utilization = fc.constantFrom<number | undefined>(undefined, 0, 0.2, 0.2, 0.5, 0.5, 0.5, 0.9, 0.96, 0.97, 0.99, 1, 1.2);
 const status = fc.constantFrom<string | undefined>(
-  'allowed', 'allowed', 'allowed', 'allowed', 'allowed', 'allowed', 'allowed_warning', undefined, 'rejected', 'throttled', 'weird',
+  'allowed',
+  'allowed',
+  'allowed',
+  'allowed',
+  'allowed',
+  'allowed',
+  'allowed_warning',
+  undefined,
+  'rejected',
+  'throttled',
+  'weird',
 );
 /** Reset offsets from NOW; 0 → field absent; includes the past and near-equal values inside one 15-min bucket. */
 const resetOffset = fc.constantFrom(0, -MIN, 14 * MIN, 16 * MIN, HOUR, HOUR, HOUR + 1, 3 * HOUR, 3 * HOUR, DAY, 3 * DAY, 3 * DAY);
@@ -113,7 +123,10 @@ for (const [name, compare] of [
           const cs = candidates(sc);
           const base = rankAccounts(cs, name);
           const again = rankAccounts(shuffled(cs, sc.permutationSeed), name);
-          assert.deepEqual(again.order.map((c) => c.id), base.order.map((c) => c.id));
+          assert.deepEqual(
+            again.order.map((c) => c.id),
+            base.order.map((c) => c.id),
+          );
           assert.equal(again.reason, base.reason);
         }),
         RUNS,

@@ -1,13 +1,5 @@
 import { strict as assert } from 'node:assert';
-import {
-  compareExpiryFirst,
-  compareHeadroomFirst,
-  rankAccounts,
-  rankContextFor,
-  type Comparison,
-  type RankCandidate,
-  type RankContext,
-} from '../../src/routing/ranking';
+import { compareExpiryFirst, compareHeadroomFirst, rankAccounts, rankContextFor, type Comparison, type RankCandidate, type RankContext } from '../../src/routing/ranking';
 import { DAY, HOUR, MIN, NOW, acct, ids, snap } from './builders';
 
 type Cmp = (a: RankCandidate, b: RankCandidate, ctx: RankContext) => Comparison;

@@ -10,8 +10,8 @@ const rejected = (resetIn: number) => ({ status: 'rejected', used: 1, resetIn })
 /** A throttle of 10 s, a 5h window for 2 h, 7d and unified for 2 days, the opus window for 3 days. */
 const everything: SnapSpec = { unified: 'rejected', unifiedResetIn: 2 * DAY, s: rejected(2 * HOUR), w: rejected(2 * DAY), scoped: { opus: rejected(3 * DAY) } };
 
-describe('recovery: the latest end among an account\'s blockers', () => {
-  it('waits for the last of cooldown, 5h, 7d, unified and the requested family\'s scoped window', () => {
+describe("recovery: the latest end among an account's blockers", () => {
+  it("waits for the last of cooldown, 5h, 7d, unified and the requested family's scoped window", () => {
     assert.deepEqual(recoveryOf(input(everything, { coolIn: 10 * SEC, family: 'opus' }), NOW), { label: 'a', atMs: NOW + 3 * DAY, what: 'model-scoped window' });
     // Another family: the opus window does not block, the weekly one is last (the window wins its tie with unified).
     assert.deepEqual(recoveryOf(input(everything, { coolIn: 10 * SEC, family: 'sonnet' }), NOW), { label: 'a', atMs: NOW + 2 * DAY, what: '7d window' });
@@ -44,6 +44,9 @@ describe('recovery: the latest end among an account\'s blockers', () => {
 
   it('orders a pool earliest first, unknown last, ties in pool order', () => {
     const pool = [input(null, { needsSignIn: true }, 'x'), input(null, { coolIn: HOUR }, 'y'), input(everything, { coolIn: 10 * SEC }, 'z'), input(null, { coolIn: HOUR }, 'w')];
-    assert.deepEqual(recoveriesByTime(pool, NOW).map((r) => r.label), ['y', 'w', 'z', 'x']);
+    assert.deepEqual(
+      recoveriesByTime(pool, NOW).map((r) => r.label),
+      ['y', 'w', 'z', 'x'],
+    );
   });
 });

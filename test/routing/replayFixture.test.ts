@@ -9,12 +9,30 @@ const ROOT = path.resolve(__dirname, '../../..');
 const FIXTURE = path.join(ROOT, 'test/fixtures/ranking-branches.jsonl');
 
 const EXPIRY_FIRST_REASONS = [
-  'single_account', 'availability', 'cooldown_recovery', 'insertion_order', 'quota_evidence', 'session_headroom',
-  'scoped_headroom', 'weekly_reset', 'session_reset', 'scoped_utilization', 'weekly_utilization', 'configured_primary',
+  'single_account',
+  'availability',
+  'cooldown_recovery',
+  'insertion_order',
+  'quota_evidence',
+  'session_headroom',
+  'scoped_headroom',
+  'weekly_reset',
+  'session_reset',
+  'scoped_utilization',
+  'weekly_utilization',
+  'configured_primary',
 ];
 const HEADROOM_FIRST_REASONS = [
-  'single_account', 'availability', 'cooldown_recovery', 'insertion_order', 'quota_evidence', 'session_headroom',
-  'scoped_headroom', 'headroom', 'weekly_reset', 'configured_primary',
+  'single_account',
+  'availability',
+  'cooldown_recovery',
+  'insertion_order',
+  'quota_evidence',
+  'session_headroom',
+  'scoped_headroom',
+  'headroom',
+  'weekly_reset',
+  'configured_primary',
 ];
 
 describe('replay: the committed branch fixture (default equivalence)', () => {

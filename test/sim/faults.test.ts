@@ -42,7 +42,10 @@ describe('sim: one-shot faults', () => {
       [{ kind: 'bad_request' }, 400, 'invalid_request_error', /./],
     ];
     for (const [f] of cases) sim.injectFault('a', f);
-    assert.deepEqual(sim.account('a').pendingFaults, cases.map(([f]) => f.kind));
+    assert.deepEqual(
+      sim.account('a').pendingFaults,
+      cases.map(([f]) => f.kind),
+    );
     for (const [f, status, type, msg] of cases) {
       const r = await postMessage(sim, 'tok-a');
       assert.equal(r.status, status, f.kind);
@@ -50,8 +53,19 @@ describe('sim: one-shot faults', () => {
       assert.equal(r.json().error.type, type, f.kind);
       assert.match(r.json().error.message, msg);
     }
-    assert.ok(ratelimitHeaderNames((await (async () => { sim.injectFault('a', { kind: 'entitlement_429' }); return postMessage(sim, 'tok-a'); })())).length > 0, 'entitlement 429 carries unified headers');
-    assert.deepEqual(sim.requests.map((r) => r.fault), [...cases.map(([f]) => f.kind), 'entitlement_429']);
+    assert.ok(
+      ratelimitHeaderNames(
+        await (async () => {
+          sim.injectFault('a', { kind: 'entitlement_429' });
+          return postMessage(sim, 'tok-a');
+        })(),
+      ).length > 0,
+      'entitlement 429 carries unified headers',
+    );
+    assert.deepEqual(
+      sim.requests.map((r) => r.fault),
+      [...cases.map(([f]) => f.kind), 'entitlement_429'],
+    );
     assert.equal(sim.account('a').served, 0);
   });
 
@@ -59,7 +73,11 @@ describe('sim: one-shot faults', () => {
     const sim = await withSim(opened, { accounts: twoAccounts() });
     sim.injectFault('a', { kind: 'throttle', retryAfterS: 1 }, 2);
     sim.injectFault('a', { kind: 'overloaded_529' });
-    const ct = await call(`${sim.url}/v1/messages/count_tokens`, { method: 'POST', headers: oauthHeaders('tok-a'), body: JSON.stringify({ model: 'claude-sonnet-4-5', messages: [] }) });
+    const ct = await call(`${sim.url}/v1/messages/count_tokens`, {
+      method: 'POST',
+      headers: oauthHeaders('tok-a'),
+      body: JSON.stringify({ model: 'claude-sonnet-4-5', messages: [] }),
+    });
     assert.equal(ct.status, 200);
     assert.equal((await postMessage(sim, 'tok-b')).status, 200, 'faults are per account');
     const statuses: number[] = [];
@@ -92,7 +110,10 @@ describe('sim: one-shot faults', () => {
     assert.equal(r.status, 200);
     assert.equal(r.bodyError, undefined, 'the HTTP body ends cleanly');
     const ev = parseSse(r.text);
-    assert.deepEqual(ev.map((e) => e.event), ['message_start', 'content_block_start', 'content_block_delta', 'content_block_delta', 'error']);
+    assert.deepEqual(
+      ev.map((e) => e.event),
+      ['message_start', 'content_block_start', 'content_block_delta', 'content_block_delta', 'error'],
+    );
     assert.equal(ev[4].data.error.type, 'api_error');
     assert.equal(sim.account('a').served, 0);
   });

@@ -24,10 +24,7 @@ export interface Reply {
 }
 
 /** Any HTTP call; the body is read chunk by chunk so a cut stream still yields what arrived. */
-export async function call(
-  url: string,
-  opts: { method?: string; headers?: Record<string, string>; body?: string },
-): Promise<Reply> {
+export async function call(url: string, opts: { method?: string; headers?: Record<string, string>; body?: string }): Promise<Reply> {
   const r = await request(url, { method: (opts.method ?? 'GET') as 'GET', headers: opts.headers, body: opts.body });
   const chunks: Buffer[] = [];
   let bodyError: Error | undefined;

@@ -55,7 +55,10 @@ describe('sim: /v1/messages', () => {
     assert.ok(msg.usage.cache_creation_input_tokens > 0, 'first turn of a session is a cache write');
     assert.equal(msg.usage.cache_read_input_tokens, 0);
     assert.deepEqual(ev[1].data, { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
-    const text = ev.filter((e) => e.event === 'content_block_delta').map((e) => e.data.delta.text).join('');
+    const text = ev
+      .filter((e) => e.event === 'content_block_delta')
+      .map((e) => e.data.delta.text)
+      .join('');
     assert.equal(text, 'Streamed reply for b, long enough.');
     assert.ok(ev.filter((e) => e.event === 'content_block_delta').every((e) => e.data.delta.type === 'text_delta' && e.data.delta.text.length > 0));
     assert.deepEqual(ev[7].data.delta, { stop_reason: 'end_turn', stop_sequence: null });
@@ -118,7 +121,10 @@ describe('sim: /v1/messages', () => {
     const sim = await withSim(opened, { accounts: [{ label: 'k', accessToken: 'sk-ant-api03-key', apiKey: true }, ...twoAccounts()] });
     const r = await call(`${sim.url}/v1/messages`, { method: 'POST', headers: { 'x-api-key': 'sk-ant-api03-key', 'anthropic-version': '2023-06-01' }, body: msgBody() });
     assert.equal(r.status, 200);
-    assert.deepEqual(Object.keys(r.headers).filter((k) => k.startsWith('anthropic-ratelimit')), []);
+    assert.deepEqual(
+      Object.keys(r.headers).filter((k) => k.startsWith('anthropic-ratelimit')),
+      [],
+    );
     assert.equal(sim.requests[0].account, 'k');
     // An OAuth token in x-api-key is not an API key.
     const wrong = await call(`${sim.url}/v1/messages`, { method: 'POST', headers: { 'x-api-key': 'tok-a', 'anthropic-version': '2023-06-01' }, body: msgBody() });

@@ -25,7 +25,15 @@ describe('sim: pure pieces', () => {
 
   it('window status thresholds are fractions: 0.8 warns, 1 rejects', () => {
     assert.deepEqual([0, 0.79, 0.8, 0.99, 1, 1.2].map(windowStatus), ['allowed', 'allowed', 'allowed_warning', 'allowed_warning', 'rejected', 'rejected']);
-    assert.deepEqual(['5h', 'five_hour', '7d', 'seven_day', '7d_opus', 'seven_day_sonnet', 'monthly'].map(canonicalWindowName), ['5h', '5h', '7d', '7d', '7d_opus', '7d_sonnet', null]);
+    assert.deepEqual(['5h', 'five_hour', '7d', 'seven_day', '7d_opus', 'seven_day_sonnet', 'monthly'].map(canonicalWindowName), [
+      '5h',
+      '5h',
+      '7d',
+      '7d',
+      '7d_opus',
+      '7d_sonnet',
+      null,
+    ]);
   });
 
   it('model family comes from a substring of the model id', () => {

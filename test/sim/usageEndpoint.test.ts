@@ -10,7 +10,13 @@ describe('sim: /api/oauth/usage', () => {
     const clock = new ManualClock();
     const sim = await withSim(opened, {
       now: clock.now,
-      accounts: twoAccounts({ fiveHourLimitTokens: 1000, initialFiveHourUsed: 0.25, fiveHourResetInMs: 3_600_000, initialSevenDayUsed: 0.5, scopedWindows: { sonnet: { limitTokens: 1000, initialUsed: 0.1, resetInMs: 7_200_000 } } }),
+      accounts: twoAccounts({
+        fiveHourLimitTokens: 1000,
+        initialFiveHourUsed: 0.25,
+        fiveHourResetInMs: 3_600_000,
+        initialSevenDayUsed: 0.5,
+        scopedWindows: { sonnet: { limitTokens: 1000, initialUsed: 0.1, resetInMs: 7_200_000 } },
+      }),
     });
     const r = await call(`${sim.url}/api/oauth/usage`, { headers: { authorization: 'Bearer tok-a', 'anthropic-beta': 'oauth-2025-04-20' } });
     assert.equal(r.status, 200);

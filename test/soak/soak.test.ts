@@ -142,7 +142,11 @@ describe('soak: concurrent sessions with random faults and aborts', function () 
         const sim = h.sim.account(label);
         assert.equal(stored[label].refreshToken, sim.refreshToken, `${label}: the stored refresh token is the live one`);
         secrets.push(stored[label].accessToken, stored[label].refreshToken, `sk-ant-oat01-test-${label}`, `sk-ant-ort01-test-${label}`);
-        const res = await request(h.sim.tokenUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ grant_type: 'refresh_token', refresh_token: stored[label].refreshToken, client_id: 'x' }) });
+        const res = await request(h.sim.tokenUrl, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ grant_type: 'refresh_token', refresh_token: stored[label].refreshToken, client_id: 'x' }),
+        });
         assert.equal(res.statusCode, 200, `${label}: the stored refresh token still refreshes`);
         await res.body.text();
       }
@@ -157,7 +161,12 @@ describe('soak: concurrent sessions with random faults and aborts', function () 
       }
       // Every token the fake upstream ever issued has this shape, rotated ones included.
       const tokenShape = /sk-ant-o[ar]t01-/;
-      for (const [what, text] of [['error answers', errors], ['decision log', decisionText], ['logs', logs], ['/status', statusText]]) {
+      for (const [what, text] of [
+        ['error answers', errors],
+        ['decision log', decisionText],
+        ['logs', logs],
+        ['/status', statusText],
+      ]) {
         assert.ok(!tokenShape.test(text), `no token-shaped string in the ${what}`);
       }
       assert.ok(process.memoryUsage().heapUsed - heapBefore < 300 * 1024 * 1024, 'heap stays bounded');

@@ -48,7 +48,14 @@ function commonCases(ranking: AccountRanking): Case[] {
   return [
     { ranking, expect: 'single_account', accounts: [{ snap: plain() }] },
     { ranking, expect: 'availability', accounts: [{ snap: plain(), cooldownMs: 60_000 }, { snap: plain() }] },
-    { ranking, expect: 'cooldown_recovery', accounts: [{ snap: plain(), cooldownMs: 10 * 60_000 }, { snap: plain(), cooldownMs: 60_000 }] },
+    {
+      ranking,
+      expect: 'cooldown_recovery',
+      accounts: [
+        { snap: plain(), cooldownMs: 10 * 60_000 },
+        { snap: plain(), cooldownMs: 60_000 },
+      ],
+    },
     { ranking, expect: 'insertion_order', accounts: [{ snap: plain(0.3, 3 * H, 1.0, 2 * D) }, { snap: plain(0.3, 3 * H, 1.0, 1 * D) }] },
     { ranking, expect: 'quota_evidence', accounts: [{}, { snap: plain() }] },
     { ranking, expect: 'session_headroom', accounts: [{ snap: plain(0.98) }, { snap: plain(0.5) }] },
@@ -65,10 +72,19 @@ export const CASES: Case[] = [
   // Two session-saturated accounts: the 5h reset decides before the weekly reset.
   { ranking: 'expiry-first', expect: 'session_reset', accounts: [{ snap: plain(0.99, 4 * H, 0.4, 1 * D) }, { snap: plain(0.99, 1 * H, 0.4, 5 * D) }] },
   { ranking: 'expiry-first', expect: 'weekly_reset', accounts: [{ snap: plain(0.99, 2 * H, 0.4, 5 * D) }, { snap: plain(0.99, 2 * H, 0.4, 1 * D) }] },
-  { ranking: 'expiry-first', expect: 'scoped_utilization', model: 'claude-sonnet-4-5', accounts: [{ snap: { ...plain(), scoped: scoped(0.2) } }, { snap: { ...plain(), scoped: scoped(0.6) } }] },
+  {
+    ranking: 'expiry-first',
+    expect: 'scoped_utilization',
+    model: 'claude-sonnet-4-5',
+    accounts: [{ snap: { ...plain(), scoped: scoped(0.2) } }, { snap: { ...plain(), scoped: scoped(0.6) } }],
+  },
   { ranking: 'expiry-first', expect: 'weekly_utilization', accounts: [{ snap: plain(0.3, 3 * H, 0.2) }, { snap: plain(0.3, 3 * H, 0.7) }] },
   // Stale-but-known evidence ranks like fresh; a refresh_due snapshot ranks after both.
-  { ranking: 'expiry-first', expect: 'quota_evidence', accounts: [{ snap: { ...plain(0.3, 3 * H, 1.0, 2 * D), observedAtMs: T0 - 20 * 60_000 } }, { snap: { ...plain(), observedAtMs: T0 - 20 * 60_000 } }] },
+  {
+    ranking: 'expiry-first',
+    expect: 'quota_evidence',
+    accounts: [{ snap: { ...plain(0.3, 3 * H, 1.0, 2 * D), observedAtMs: T0 - 20 * 60_000 } }, { snap: { ...plain(), observedAtMs: T0 - 20 * 60_000 } }],
+  },
   ...commonCases('headroom-first'),
   { ranking: 'headroom-first', expect: 'headroom', accounts: [{ snap: plain(0.6, 3 * H, 0.3) }, { snap: plain(0.2, 3 * H, 0.3) }] },
   { ranking: 'headroom-first', expect: 'headroom', accounts: [{ snap: { session: win(0.1, 3 * H) } }, { snap: plain(0.5, 3 * H, 0.5) }] },

@@ -86,8 +86,7 @@ export async function waitForStdout(p: CliProcess, re: RegExp, ms = 15_000): Pro
     if (m) return m;
     if (exit !== undefined || Date.now() > end) {
       throw new Error(
-        `${exit !== undefined ? `the CLI exited (${exit})` : `timed out after ${ms} ms`} before printing ${re}\n` +
-          `--- stdout ---\n${p.stdout()}\n--- stderr ---\n${p.stderr()}`,
+        `${exit !== undefined ? `the CLI exited (${exit})` : `timed out after ${ms} ms`} before printing ${re}\n` + `--- stdout ---\n${p.stdout()}\n--- stderr ---\n${p.stderr()}`,
       );
     }
     await new Promise((r) => setTimeout(r, 25));
@@ -137,11 +136,7 @@ export function proxyConfigYaml(c: {
     `state-dir: ${q(c.stateDir)}`,
     `client-key: ${q(c.clientKey)}`,
     'accounts:',
-    ...c.accounts.flatMap((a) => [
-      `  - label: ${q(a.label)}`,
-      `    access-token: ${q(a.accessToken)}`,
-      ...(a.refreshToken ? [`    refresh-token: ${q(a.refreshToken)}`] : []),
-    ]),
+    ...c.accounts.flatMap((a) => [`  - label: ${q(a.label)}`, `    access-token: ${q(a.accessToken)}`, ...(a.refreshToken ? [`    refresh-token: ${q(a.refreshToken)}`] : [])]),
     ...(c.extra ? [c.extra] : []),
     '',
   ].join('\n');

@@ -133,7 +133,7 @@ export async function callRouter(
   const res = await request(`${h.router.url}${opts.path ?? '/v1/messages?beta=true'}`, {
     method: method as 'POST',
     headers,
-    body: method === 'GET' || method === 'HEAD' ? undefined : opts.body ?? messagesBody(),
+    body: method === 'GET' || method === 'HEAD' ? undefined : (opts.body ?? messagesBody()),
     signal: opts.signal,
   });
   const chunks: Buffer[] = [];

@@ -274,15 +274,20 @@ async function startOnce(launcher: string, opts: StartCodeServerOptions, port: n
   fs.mkdirSync(opts.userDataDir, { recursive: true });
   fs.mkdirSync(opts.extensionsDir, { recursive: true });
   const args = [
-    '--config', configFile,
-    '--auth', 'none',
-    '--bind-addr', `127.0.0.1:${port}`,
+    '--config',
+    configFile,
+    '--auth',
+    'none',
+    '--bind-addr',
+    `127.0.0.1:${port}`,
     '--disable-telemetry',
     '--disable-update-check',
     '--disable-workspace-trust',
     '--disable-getting-started-override',
-    '--user-data-dir', opts.userDataDir,
-    '--extensions-dir', opts.extensionsDir,
+    '--user-data-dir',
+    opts.userDataDir,
+    '--extensions-dir',
+    opts.extensionsDir,
   ];
   if (opts.smokeTestDriver) args.push('--vscode-option', 'enable-smoke-test-driver');
   args.push(opts.folder);
@@ -387,11 +392,7 @@ function runCodeServerCli(args: string[], timeoutMs = 120_000): Promise<string> 
 export async function installVsix(vsixPath: string, extensionsDir: string, userDataDir: string): Promise<void> {
   fs.mkdirSync(extensionsDir, { recursive: true });
   fs.mkdirSync(userDataDir, { recursive: true });
-  const out = await runCodeServerCli([
-    '--extensions-dir', extensionsDir,
-    '--user-data-dir', userDataDir,
-    '--install-extension', path.resolve(vsixPath),
-  ]);
+  const out = await runCodeServerCli(['--extensions-dir', extensionsDir, '--user-data-dir', userDataDir, '--install-extension', path.resolve(vsixPath)]);
   if (!/successfully installed/i.test(out)) {
     throw new Error(`installing ${vsixPath} did not report success:\n${tail(out)}`);
   }
@@ -476,17 +477,17 @@ export async function openWorkbench(page: Page, url: string, folder: string, tim
 export async function runCommand(page: Page, title: string, timeoutMs = 15_000): Promise<void> {
   const input = page.locator('.quick-input-widget input');
   // Focus the workbench first: F1 is ignored while focus is outside it (e.g. on <body>).
-  await page.locator('.monaco-workbench').focus().catch(() => undefined);
+  await page
+    .locator('.monaco-workbench')
+    .focus()
+    .catch(() => undefined);
   await page.keyboard.press('F1');
   await input.waitFor({ state: 'visible', timeout: timeoutMs });
   await input.fill(`>${title}`);
   const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first();
   await row.waitFor({ state: 'visible', timeout: timeoutMs });
   // The first row is focused once the list has filtered to the typed text.
-  await page
-    .locator('.quick-input-widget .monaco-list-row.focused', { hasText: title })
-    .first()
-    .waitFor({ state: 'visible', timeout: timeoutMs });
+  await page.locator('.quick-input-widget .monaco-list-row.focused', { hasText: title }).first().waitFor({ state: 'visible', timeout: timeoutMs });
   await page.keyboard.press('Enter');
   await input.waitFor({ state: 'hidden', timeout: timeoutMs });
 }
@@ -516,14 +517,7 @@ export function statusBarItemById(page: Page, elementId: string): Locator {
  * and the content `#active-frame`.
  */
 export async function waitForWebviewText(page: Page, text: string | RegExp, timeoutMs = 30_000): Promise<Locator> {
-  const body = page
-    .locator('iframe.webview')
-    .filter({ visible: true })
-    .first()
-    .contentFrame()
-    .locator('#active-frame')
-    .contentFrame()
-    .locator('body', { hasText: text });
+  const body = page.locator('iframe.webview').filter({ visible: true }).first().contentFrame().locator('#active-frame').contentFrame().locator('body', { hasText: text });
   // The visible webview (another editor tab's webview is hidden).
   await body.first().waitFor({ state: 'visible', timeout: timeoutMs });
   return body.first();

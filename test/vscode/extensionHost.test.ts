@@ -19,7 +19,6 @@ import { freePort } from '../support/net';
 import { REPO_ROOT, runExtensionTests, writeQuietSettings } from './codeServer';
 import { parseShimArgs } from './codeShim';
 
-
 const extensionDevelopmentPath = path.resolve(process.env.CLAUDE_ROUTER_VSCODE_EXTENSION_PATH || REPO_ROOT);
 const extensionTestsPath = path.join(REPO_ROOT, 'out', 'test', 'vscode', 'suite', 'index.js');
 const shim = path.join(REPO_ROOT, 'scripts', 'code-shim.sh');

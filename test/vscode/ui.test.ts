@@ -82,7 +82,10 @@ describe('the VSIX in real VS Code, driven like a user', function () {
     await waitForNotification(page, /simulated accounts/i);
     await runCommand(page, 'Claude Router: Focus on Accounts View');
     for (const label of ['work', 'personal', 'team']) {
-      const row = page.locator('.monaco-list-row', { hasText: label }).filter({ hasText: /5h \d+%/ }).first();
+      const row = page
+        .locator('.monaco-list-row', { hasText: label })
+        .filter({ hasText: /5h \d+%/ })
+        .first();
       await row.waitFor({ state: 'visible', timeout: 30_000 });
     }
     await page.locator('.statusbar', { hasText: /3\/3/ }).waitFor({ state: 'visible', timeout: 15_000 });

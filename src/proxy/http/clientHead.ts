@@ -43,16 +43,7 @@ const DROP = new Set([
  * Headers of which only the first line counts (node:http discards later ones the same way);
  * every other repeated header is a list and is forwarded line by line (RFC 9110 §5.3).
  */
-const FIRST_ONLY = new Set([
-  'content-type',
-  'user-agent',
-  'from',
-  'if-modified-since',
-  'if-unmodified-since',
-  'max-forwards',
-  'origin',
-  'x-claude-code-session-id',
-]);
+const FIRST_ONLY = new Set(['content-type', 'user-agent', 'from', 'if-modified-since', 'if-unmodified-since', 'max-forwards', 'origin', 'x-claude-code-session-id']);
 
 /** What the router reads from a client's request head. Single values are the first occurrence. */
 export interface ClientHead {

@@ -31,7 +31,7 @@ export function listen(handler: http.RequestListener, host: string, port: number
   server.on('checkContinue', handler);
   // Requests Node cannot even parse still get an Anthropic-shaped answer.
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
-    if (!socket.writable || (err.code === 'ECONNRESET')) return void socket.destroy();
+    if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
     sendUnparsedError(socket, err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400, `Claude Router could not parse the request (${err.code ?? 'bad request'}).`);
   });
   return new Promise((resolve, reject) => {

@@ -16,11 +16,7 @@ import { SseScanner } from '../relay/sse';
 
 /** This window's part. */
 export type ProxyRole =
-  | { kind: 'starting' }
-  | { kind: 'leader'; url: string }
-  | { kind: 'follower'; url: string }
-  | { kind: 'blocked'; url: string; reason: string }
-  | { kind: 'stopped' };
+  { kind: 'starting' } | { kind: 'leader'; url: string } | { kind: 'follower'; url: string } | { kind: 'blocked'; url: string; reason: string } | { kind: 'stopped' };
 
 export interface SharedProxyOptions {
   host: string;

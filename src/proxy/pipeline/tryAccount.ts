@@ -76,7 +76,15 @@ export async function tryAccount(ctx: RequestContext, account: PlanAccount, atte
         const snapshot = parseUnifiedHeaders(head.headers, s.now());
         if (snapshot && isConfigured(s, account.id)) s.state.recordEvidence(account.id, snapshot, t0);
         if (status >= 200 && status < 300 && isEventStream(head.headers)) {
-          return { stream: new StreamRelay(ctx.res, ctx.client, controller, streamHooks(ctx, account, head, attempts, () => ms, attempted), settle) };
+          return {
+            stream: new StreamRelay(
+              ctx.res,
+              ctx.client,
+              controller,
+              streamHooks(ctx, account, head, attempts, () => ms, attempted),
+              settle,
+            ),
+          };
         }
         // Successful answers are relayed whole; error bodies are only read to classify them.
         return { buffer: status >= 200 && status < 300 ? MAX_ANSWER_BODY : MAX_ERROR_BODY };
@@ -151,7 +159,7 @@ export async function tryAccount(ctx: RequestContext, account: PlanAccount, atte
 const CONNECTION_LOST = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
 
 function connectionLost(err: Error): boolean {
-  const code = (err as NodeJS.ErrnoException).code ?? ((err as Error & { cause?: NodeJS.ErrnoException }).cause?.code);
+  const code = (err as NodeJS.ErrnoException).code ?? (err as Error & { cause?: NodeJS.ErrnoException }).cause?.code;
   return code !== undefined && CONNECTION_LOST.has(code);
 }
 

@@ -74,10 +74,9 @@ function num(v: unknown): number {
 
 function toUsage(u: Record<string, unknown>, prev: UsageRecord | null): UsageRecord {
   return {
-    inputTokens: u.input_tokens !== undefined ? num(u.input_tokens) : prev?.inputTokens ?? 0,
-    outputTokens: u.output_tokens !== undefined ? num(u.output_tokens) : prev?.outputTokens ?? 0,
-    cacheCreationInputTokens:
-      u.cache_creation_input_tokens !== undefined ? num(u.cache_creation_input_tokens) : prev?.cacheCreationInputTokens ?? 0,
-    cacheReadInputTokens: u.cache_read_input_tokens !== undefined ? num(u.cache_read_input_tokens) : prev?.cacheReadInputTokens ?? 0,
+    inputTokens: u.input_tokens !== undefined ? num(u.input_tokens) : (prev?.inputTokens ?? 0),
+    outputTokens: u.output_tokens !== undefined ? num(u.output_tokens) : (prev?.outputTokens ?? 0),
+    cacheCreationInputTokens: u.cache_creation_input_tokens !== undefined ? num(u.cache_creation_input_tokens) : (prev?.cacheCreationInputTokens ?? 0),
+    cacheReadInputTokens: u.cache_read_input_tokens !== undefined ? num(u.cache_read_input_tokens) : (prev?.cacheReadInputTokens ?? 0),
   };
 }

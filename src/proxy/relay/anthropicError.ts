@@ -7,14 +7,7 @@
 
 /** Anthropic error types the router uses. */
 export type AnthropicErrorType =
-  | 'invalid_request_error'
-  | 'authentication_error'
-  | 'permission_error'
-  | 'not_found_error'
-  | 'request_too_large'
-  | 'rate_limit_error'
-  | 'api_error'
-  | 'overloaded_error';
+  'invalid_request_error' | 'authentication_error' | 'permission_error' | 'not_found_error' | 'request_too_large' | 'rate_limit_error' | 'api_error' | 'overloaded_error';
 
 /**
  * The JSON body of an Anthropic error. `type` is one of {@link AnthropicErrorType}, or a type

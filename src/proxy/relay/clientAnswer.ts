@@ -47,13 +47,7 @@ export function sendContinue(res: ServerResponse): void {
 }
 
 /** Writes a complete Anthropic-shaped error response (no-op if headers were already sent). */
-export function sendAnthropicError(
-  res: ServerResponse,
-  status: number,
-  type: AnthropicErrorType,
-  message: string,
-  headers: Record<string, string> = {},
-): void {
+export function sendAnthropicError(res: ServerResponse, status: number, type: AnthropicErrorType, message: string, headers: Record<string, string> = {}): void {
   if (res.headersSent) return;
   const body = anthropicErrorBody(type, message);
   res.writeHead(status, { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
@@ -80,10 +74,7 @@ export function syntheticAnswer(account: string, status: number, type: string, m
 
 /** Relays a held upstream error as the client's answer. */
 export function sendHeld(res: ServerResponse, held: HeldAnswer, requestId: string): void {
-  res.writeHead(
-    held.status,
-    clientHeaderList(held.headers, [ACCOUNT_HEADER, held.account, REQUEST_ID_HEADER, requestId, 'content-length', String(held.body.length)]),
-  );
+  res.writeHead(held.status, clientHeaderList(held.headers, [ACCOUNT_HEADER, held.account, REQUEST_ID_HEADER, requestId, 'content-length', String(held.body.length)]));
   res.end(held.body);
 }
 

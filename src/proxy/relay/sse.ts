@@ -164,7 +164,7 @@ export function eventData(buf: Buffer, start: number, end: number): string {
   // The usual event has one data line: one decode, no join.
   let first: string | undefined;
   let more: string[] | undefined;
-  for (let pos = start; pos < end; ) {
+  for (let pos = start; pos < end;) {
     let lineEnd = buf.indexOf(LF, pos);
     if (lineEnd < 0 || lineEnd > end) lineEnd = end;
     const contentEnd = lineEnd > pos && buf[lineEnd - 1] === CR ? lineEnd - 1 : lineEnd;
@@ -177,7 +177,7 @@ export function eventData(buf: Buffer, start: number, end: number): string {
     }
     pos = lineEnd + 1;
   }
-  return more ? more.join('\n') : first ?? '';
+  return more ? more.join('\n') : (first ?? '');
 }
 
 /** One parsed event: its name (`message` when unnamed) and its data text. */

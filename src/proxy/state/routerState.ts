@@ -195,9 +195,12 @@ function isSavedState(v: unknown): v is SavedRouterState {
   const s = v as Partial<SavedRouterState>;
   return (
     s.version === 1 &&
-    typeof s.snapshots === 'object' && s.snapshots !== null &&
-    typeof s.cooldowns === 'object' && s.cooldowns !== null &&
-    typeof s.needsSignIn === 'object' && s.needsSignIn !== null &&
+    typeof s.snapshots === 'object' &&
+    s.snapshots !== null &&
+    typeof s.cooldowns === 'object' &&
+    s.cooldowns !== null &&
+    typeof s.needsSignIn === 'object' &&
+    s.needsSignIn !== null &&
     Array.isArray(s.bindings)
   );
 }

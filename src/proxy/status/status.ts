@@ -107,7 +107,7 @@ export function buildStatus(input: StatusInput): StatusReport {
       enabled: a.enabled,
       primary: config.policy.primaryAccount === a.label,
       usable: a.enabled && m.usable,
-      unusableReason: !a.enabled ? 'disabled' : m.unusableReason ?? null,
+      unusableReason: !a.enabled ? 'disabled' : (m.unusableReason ?? null),
       inflight: state.leases.inflight(a.label),
       coolingUntil: iso(cooling?.untilMs),
       coolingReason: cooling?.reason ?? null,

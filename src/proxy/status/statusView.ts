@@ -46,7 +46,7 @@ const REASONS: Record<string, string> = {
   scoped_headroom: "it is below the model's weekly limit",
   weekly_reset: 'its weekly allowance expires soonest',
   session_reset: 'its 5-hour window resets soonest',
-  scoped_utilization: "its model window is fullest (finish it first)",
+  scoped_utilization: 'its model window is fullest (finish it first)',
   weekly_utilization: 'its weekly window is fullest (finish it first)',
   headroom: 'it has the most headroom',
   configured_primary: 'it is the primary account',

@@ -37,8 +37,7 @@ const DECODERS: Record<string, (first: Buffer) => Transform> = {
   'x-gzip': () => zlib.createGunzip({ flush: zlib.constants.Z_SYNC_FLUSH }),
   // `deflate` is zlib-wrapped (RFC 9110 §8.4.1.2), but some servers send raw deflate: a zlib
   // stream's first byte says compression method 8 in its low nibble (RFC 1950 §2.2).
-  deflate: (first) =>
-    (first[0] & 0x0f) === 0x08 ? zlib.createInflate({ flush: zlib.constants.Z_SYNC_FLUSH }) : zlib.createInflateRaw({ flush: zlib.constants.Z_SYNC_FLUSH }),
+  deflate: (first) => ((first[0] & 0x0f) === 0x08 ? zlib.createInflate({ flush: zlib.constants.Z_SYNC_FLUSH }) : zlib.createInflateRaw({ flush: zlib.constants.Z_SYNC_FLUSH })),
   br: () => zlib.createBrotliDecompress({ flush: zlib.constants.BROTLI_OPERATION_FLUSH }),
 };
 

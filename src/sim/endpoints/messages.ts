@@ -49,8 +49,7 @@ export async function messages(host: SimHost, ex: Exchange, buf: Buffer): Promis
   const family = a.familyOf(body.model);
   const stream = body.stream === true;
   const oauth = !a.apiKey;
-  const rl = (o: Parameters<typeof unifiedHeaders>[1] = {}): Record<string, string> =>
-    oauth ? unifiedHeaders(a.windows(), { family, ...o }) : {};
+  const rl = (o: Parameters<typeof unifiedHeaders>[1] = {}): Record<string, string> => (oauth ? unifiedHeaders(a.windows(), { family, ...o }) : {});
   const base = accountHeaders(a);
 
   switch (fault?.kind) {
@@ -105,7 +104,13 @@ export async function messages(host: SimHost, ex: Exchange, buf: Buffer): Promis
   if (fault?.kind === 'error_after_content') {
     if (!stream) return ex.error(500, 'api_error', 'Internal server error', base);
     const parts = splitText(text, 2);
-    const events: SseEvent[] = [messageStartEvent(answer), contentBlockStartEvent(), textDeltaEvent(parts[0]), textDeltaEvent(parts[1]), errorEvent('api_error', 'Internal server error')];
+    const events: SseEvent[] = [
+      messageStartEvent(answer),
+      contentBlockStartEvent(),
+      textDeltaEvent(parts[0]),
+      textDeltaEvent(parts[1]),
+      errorEvent('api_error', 'Internal server error'),
+    ];
     return sse(host, ex, { ...base, ...rl() }, events, 'end');
   }
   if (fault?.kind === 'truncate') {

@@ -19,7 +19,10 @@ describe('RequestBody (kept for failover, let go at commit)', () => {
     for (let call = 0; call < 3; call++) assert.equal(send(body.forUpstream()).toString(), '{"model":"m","x":1}');
     // The chunks themselves go out, not copies.
     const feed = body.forUpstream() as Iterable<Buffer>;
-    assert.deepEqual([...feed].map((c, i) => c === chunks[i]), [true, true, true]);
+    assert.deepEqual(
+      [...feed].map((c, i) => c === chunks[i]),
+      [true, true, true],
+    );
     assert.deepEqual([...feed], [], 'one pass per call');
     const abc = Buffer.from('abc');
     assert.equal(RequestBody.of(abc).forUpstream(), abc, 'a single chunk goes as it is');
@@ -38,11 +41,17 @@ describe('RequestBody (kept for failover, let go at commit)', () => {
     assert.equal(send(call).length, 128 * 1024);
     await new Promise((r) => setImmediate(r));
     gc();
-    assert.ok(refs.every((r) => r.deref() !== undefined), 'kept for a failover until the answer is committed');
+    assert.ok(
+      refs.every((r) => r.deref() !== undefined),
+      'kept for a failover until the answer is committed',
+    );
     body.release();
     await new Promise((r) => setImmediate(r));
     gc();
-    assert.ok(refs.every((r) => r.deref() === undefined), 'gone after commit although the call and the body object live on');
+    assert.ok(
+      refs.every((r) => r.deref() === undefined),
+      'gone after commit although the call and the body object live on',
+    );
     assert.ok(call !== undefined && body.length === 128 * 1024);
     assert.throws(() => body.forUpstream(), /released/);
   });

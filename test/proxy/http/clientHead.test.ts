@@ -12,34 +12,77 @@ const pairs = (flat: readonly string[]): [string, string][] => {
 
 /** Every header that must never go upstream (docs/anthropic-api.md#forwarding; anthropic-beta is rebuilt, not copied). */
 const DROPPED = [
-  'connection', 'keep-alive', 'proxy-authorization', 'proxy-authenticate', 'proxy-connection', 'te', 'trailer', 'transfer-encoding',
-  'upgrade', 'host', 'content-length', 'cookie', 'authorization', 'x-api-key', 'x-claude-router-key', 'accept-encoding', 'expect',
-  'referer', 'forwarded', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-real-ip', 'via', 'anthropic-beta',
+  'connection',
+  'keep-alive',
+  'proxy-authorization',
+  'proxy-authenticate',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'content-length',
+  'cookie',
+  'authorization',
+  'x-api-key',
+  'x-claude-router-key',
+  'accept-encoding',
+  'expect',
+  'referer',
+  'forwarded',
+  'x-forwarded-for',
+  'x-forwarded-host',
+  'x-forwarded-proto',
+  'x-real-ip',
+  'via',
+  'anthropic-beta',
 ];
 
 describe('proxy/clientHead: the client request head from the raw header list', () => {
   const raw = [
-    'Host', '127.0.0.1:8080',
-    'Connection', 'keep-alive, X-Hop',
-    'X-Hop', 'secret',
-    'Content-Type', 'application/json',
-    'Authorization', 'Bearer local-key',
-    'X-Claude-Router-Key', 'k1',
-    'x-claude-router-key', 'k2',
-    'Anthropic-Beta', 'claude-code-20250219, oauth-2025-04-20',
-    'anthropic-beta', ' interleaved-thinking-2025-05-14 ,,',
-    'Cookie', 'c=1',
-    'X-Forwarded-For', '10.0.0.1',
-    'Accept-Encoding', 'gzip',
-    'Content-Length', '12',
-    'Expect', '100-continue',
-    'X-Claude-Code-Session-Id', 'sess-1',
-    'x-stainless-lang', 'js',
-    'x-stainless-lang', 'ts',
-    'content-type', 'text/plain',
-    'EXPECT', 'x-other',
-    'User-Agent', 'claude-cli/2.1.328',
-    'user-agent', 'other',
+    'Host',
+    '127.0.0.1:8080',
+    'Connection',
+    'keep-alive, X-Hop',
+    'X-Hop',
+    'secret',
+    'Content-Type',
+    'application/json',
+    'Authorization',
+    'Bearer local-key',
+    'X-Claude-Router-Key',
+    'k1',
+    'x-claude-router-key',
+    'k2',
+    'Anthropic-Beta',
+    'claude-code-20250219, oauth-2025-04-20',
+    'anthropic-beta',
+    ' interleaved-thinking-2025-05-14 ,,',
+    'Cookie',
+    'c=1',
+    'X-Forwarded-For',
+    '10.0.0.1',
+    'Accept-Encoding',
+    'gzip',
+    'Content-Length',
+    '12',
+    'Expect',
+    '100-continue',
+    'X-Claude-Code-Session-Id',
+    'sess-1',
+    'x-stainless-lang',
+    'js',
+    'x-stainless-lang',
+    'ts',
+    'content-type',
+    'text/plain',
+    'EXPECT',
+    'x-other',
+    'User-Agent',
+    'claude-cli/2.1.328',
+    'user-agent',
+    'other',
   ];
 
   it('reads the values the router checks, first occurrence, names in any case', () => {
@@ -68,7 +111,10 @@ describe('proxy/clientHead: the client request head from the raw header list', (
   it('drops anthropic-beta too when Connection names it', () => {
     const h = readClientHead(['connection', 'anthropic-beta', 'anthropic-beta', 'some-beta']);
     assert.deepEqual(h.betas, []);
-    assert.deepEqual(pairs(upstreamHeaders(h, 'api_key', 'k')), [['x-api-key', 'k'], ['accept-encoding', 'identity']]);
+    assert.deepEqual(pairs(upstreamHeaders(h, 'api_key', 'k')), [
+      ['x-api-key', 'k'],
+      ['accept-encoding', 'identity'],
+    ]);
   });
 
   it('gives the upstream list the account credential, the betas with the OAuth beta exactly once, identity encoding', () => {
@@ -86,7 +132,10 @@ describe('proxy/clientHead: the client request head from the raw header list', (
       ['anthropic-beta', 'claude-code-20250219,interleaved-thinking-2025-05-14'],
       ['accept-encoding', 'identity'],
     ]);
-    assert.deepEqual(pairs(upstreamHeaders(readClientHead(['host', 'localhost']), 'api_key', 'k')), [['x-api-key', 'k'], ['accept-encoding', 'identity']]);
+    assert.deepEqual(pairs(upstreamHeaders(readClientHead(['host', 'localhost']), 'api_key', 'k')), [
+      ['x-api-key', 'k'],
+      ['accept-encoding', 'identity'],
+    ]);
     assert.deepEqual(pairs(h.forward), forwarded, 'building the upstream list leaves the head as it was');
   });
 
@@ -95,7 +144,15 @@ describe('proxy/clientHead: the client request head from the raw header list', (
     fc.assert(
       fc.property(fc.array(fc.tuple(name, fc.constantFrom('x-named', 'keep-alive', 'X-Named, close', 'v')), { maxLength: 12 }), (list) => {
         const h = readClientHead(list.flat());
-        const connectionNamesXNamed = list.some(([n, v]) => n.toLowerCase() === 'connection' && v.toLowerCase().split(',').map((x) => x.trim()).includes('x-named'));
+        const connectionNamesXNamed = list.some(
+          ([n, v]) =>
+            n.toLowerCase() === 'connection' &&
+            v
+              .toLowerCase()
+              .split(',')
+              .map((x) => x.trim())
+              .includes('x-named'),
+        );
         for (const [n] of pairs(h.forward)) {
           assert.ok(!DROPPED.includes(n), n);
           assert.ok(!(n === 'x-named' && connectionNamesXNamed), 'a header named in Connection');

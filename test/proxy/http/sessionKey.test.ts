@@ -154,12 +154,24 @@ describe('proxy/sessionKey', () => {
       fc.string({ unit: 'binary', maxLength: 300 }),
       fc.json(),
       fc.jsonValue().map((v) => JSON.stringify(v)),
-      fc.record({ model: fc.oneof(fc.string(), fc.integer()), metadata: fc.record({ user_id: fc.oneof(fc.string(), fc.jsonValue().map((v) => JSON.stringify(v))) }) }).map((o) => JSON.stringify(o)),
+      fc
+        .record({
+          model: fc.oneof(fc.string(), fc.integer()),
+          metadata: fc.record({
+            user_id: fc.oneof(
+              fc.string(),
+              fc.jsonValue().map((v) => JSON.stringify(v)),
+            ),
+          }),
+        })
+        .map((o) => JSON.stringify(o)),
       fc.string().map((s) => `{"model":"${s}"`),
     );
     /** A raw header list as node:http gives it: names in any case, repeats, any text. */
     const headersArb = fc
-      .array(fc.tuple(fc.constantFrom('x-claude-code-session-id', 'X-Claude-Code-Session-ID', 'content-type', 'x-other', 'connection'), fc.string({ unit: 'binary' })), { maxLength: 4 })
+      .array(fc.tuple(fc.constantFrom('x-claude-code-session-id', 'X-Claude-Code-Session-ID', 'content-type', 'x-other', 'connection'), fc.string({ unit: 'binary' })), {
+        maxLength: 4,
+      })
       .map((pairs) => pairs.flat());
 
     it('inspectRequest throws nothing but MalformedBodyError on arbitrary input', () => {
@@ -183,10 +195,18 @@ describe('proxy/sessionKey', () => {
 
     it('sessionIdFromUserId never throws and returns null or a clean id', () => {
       fc.assert(
-        fc.property(fc.oneof(fc.anything(), fc.string({ unit: 'binary' }), fc.jsonValue().map((v) => JSON.stringify(v)), fc.string().map((s) => `{"session_id":${JSON.stringify(s)}}`)), (v) => {
-          const id = sessionIdFromUserId(v);
-          assert.ok(id === null || /^[\x21-\x7e]{1,200}$/.test(id), String(id));
-        }),
+        fc.property(
+          fc.oneof(
+            fc.anything(),
+            fc.string({ unit: 'binary' }),
+            fc.jsonValue().map((v) => JSON.stringify(v)),
+            fc.string().map((s) => `{"session_id":${JSON.stringify(s)}}`),
+          ),
+          (v) => {
+            const id = sessionIdFromUserId(v);
+            assert.ok(id === null || /^[\x21-\x7e]{1,200}$/.test(id), String(id));
+          },
+        ),
         SEEDED,
       );
     });

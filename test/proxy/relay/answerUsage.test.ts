@@ -30,7 +30,7 @@ describe('usage read from answers', () => {
         // Reference: the whole event parsed; a count the event lacks keeps the previous one.
         const whole = JSON.parse(data) as { message?: { usage: Record<string, number> }; usage?: Record<string, number> };
         const u = (start ? whole.message?.usage : whole.usage)!;
-        const pick = (key: string, before: number | undefined) => (key in u ? u[key] : before ?? 0);
+        const pick = (key: string, before: number | undefined) => (key in u ? u[key] : (before ?? 0));
         assert.deepEqual(usageFromEvent(event, data, prev), {
           inputTokens: pick('input_tokens', prev?.inputTokens),
           outputTokens: pick('output_tokens', prev?.outputTokens),

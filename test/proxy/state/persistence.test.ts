@@ -101,7 +101,10 @@ describe('router state across restarts, usage polling, caps, log rotation', () =
     await log.close();
     const lines = readFileSync(path.join(dir, 'decisions.jsonl'), 'utf8').split('\n');
     assert.equal(lines.pop(), '', 'the file ends with a newline');
-    assert.deepEqual(lines.map((l) => JSON.parse(l)), sent);
+    assert.deepEqual(
+      lines.map((l) => JSON.parse(l)),
+      sent,
+    );
     assert.deepEqual(log.recent(3), sent.slice(-3));
     rmSync(dir, { recursive: true, force: true });
   });
@@ -130,10 +133,23 @@ describe('router state across restarts, usage polling, caps, log rotation', () =
       .flatMap((f) => readFileSync(path.join(dir, f), 'utf8').trim().split('\n'))
       .map((l) => Number(JSON.parse(l).requestId.slice(1)));
     assert.equal(kept[kept.length - 1], 19, `kept ${kept.join(',')} in ${rotated.join(',')}`);
-    assert.ok(kept.every((v, i) => i === 0 || v === kept[i - 1] + 1), `the kept files hold the newest records, in order, without a gap: ${kept.join(',')}`);
+    assert.ok(
+      kept.every((v, i) => i === 0 || v === kept[i - 1] + 1),
+      `the kept files hold the newest records, in order, without a gap: ${kept.join(',')}`,
+    );
     const current = readFileSync(path.join(dir, 'decisions.jsonl'), 'utf8').trim().split('\n');
-    assert.deepEqual(current.map((l) => JSON.parse(l).requestId), ['r99'], 'a new day starts a new file');
-    assert.equal(log.recent(2).map((r) => r.requestId).join(), 'r19,r99');
+    assert.deepEqual(
+      current.map((l) => JSON.parse(l).requestId),
+      ['r99'],
+      'a new day starts a new file',
+    );
+    assert.equal(
+      log
+        .recent(2)
+        .map((r) => r.requestId)
+        .join(),
+      'r19,r99',
+    );
     rmSync(dir, { recursive: true, force: true });
   });
 });
@@ -176,7 +192,7 @@ describe('router-state.json shared by several routers', () => {
     assert.equal(onDisk().generation, 2);
   });
 
-  it('a save never replaces newer state with older: two routers saving to one file keep each other\'s changes', async () => {
+  it("a save never replaces newer state with older: two routers saving to one file keep each other's changes", async () => {
     const first = open();
     const second = open();
     bind(first, 's1', 'a');

@@ -66,7 +66,10 @@ describe('RecentLines (the in-memory tail of the decision log)', () => {
     // The grow that reaches the bound must not pack the kept lines where the next wrap overwrites them all.
     const recent = new RecentLines(4, 593, 142);
     for (const n of [147, 294, 18, 106, 44, 205, 270]) recent.push(Buffer.alloc(n, 0x61 + (n % 26)), 0, n);
-    assert.deepEqual(last(recent, 4).map((l) => l.length), [44, 205, 270]);
+    assert.deepEqual(
+      last(recent, 4).map((l) => l.length),
+      [44, 205, 270],
+    );
   });
 
   it('a line larger than the ring empties it rather than keeping older lines in its place', () => {

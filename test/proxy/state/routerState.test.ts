@@ -49,7 +49,7 @@ describe('RouterState evidence and cooldowns', () => {
     assert.equal(new RouterState(1).restore({ version: 2 }, 0), false, 'an unknown shape restores nothing');
   });
 
-  it('folding in another router\'s saved state keeps the newer of each: evidence, the longer cooldown, the later binding; its own sign-in flags', () => {
+  it("folding in another router's saved state keeps the newer of each: evidence, the longer cooldown, the later binding; its own sign-in flags", () => {
     const other = new RouterState(3_600_000);
     other.recordEvidence('a', allowed(5_000), 4_900);
     other.setCooldown('b', { untilMs: 90_000, reason: 'throttle', setAtMs: 5_000 });

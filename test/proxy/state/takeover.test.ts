@@ -68,7 +68,10 @@ describe('a window that takes over the proxy keeps the pool state', () => {
       assert.deepEqual(last.bindings.map((b: { account: string }) => b.account).sort(), ['a', 'a', moved, moved].sort(), 'the file holds every binding');
       assert.equal(last.cooldowns.a?.reason, 'throttle', 'the file holds the cooldown');
       assert.ok(last.snapshots.a && last.snapshots[moved], 'the file holds the quota snapshots');
-      assert.ok(generations.every((g, i) => i === 0 || g > generations[i - 1]), `every save is newer than the one before: ${generations.join(', ')}`);
+      assert.ok(
+        generations.every((g, i) => i === 0 || g > generations[i - 1]),
+        `every save is newer than the one before: ${generations.join(', ')}`,
+      );
     } finally {
       await follower.proxy.dispose();
       await leader.proxy.dispose();

@@ -60,10 +60,14 @@ describe('Claude Router in the extension host', function () {
     await a.service.store.set('it-account', { accessToken: token, refreshToken: 'sk-ant-ort01-extension-host-test' });
     await a.service.accounts.upsert({ label: 'it-account', kind: 'oauth', fallback: false, enabled: true });
     assert.equal((await a.service.store.get('it-account'))?.accessToken, token, 'SecretStorage round trip');
-    const s = await eventually(async () => {
-      const st = await status(a);
-      return st.accounts.some((x: any) => x.label === 'it-account') ? st : undefined;
-    }, 8000, 'the account in /status');
+    const s = await eventually(
+      async () => {
+        const st = await status(a);
+        return st.accounts.some((x: any) => x.label === 'it-account') ? st : undefined;
+      },
+      8000,
+      'the account in /status',
+    );
     assert.ok(!JSON.stringify(s).includes(token), 'no token in /status');
     const settings = JSON.stringify(vscode.workspace.getConfiguration('claudeRouter'));
     assert.ok(!settings.includes(token), 'no token in settings');
@@ -80,10 +84,14 @@ describe('Claude Router in the extension host', function () {
     assert.equal(good.config.sources['account-ranking'], 'setting claudeRouter.routing.accountRanking');
 
     await routing().update('spillInflight', 500, vscode.ConfigurationTarget.Global);
-    const rejected = await eventually(async () => {
-      const st = await status(a);
-      return st.config.lastReloadError ? st : undefined;
-    }, 8000, 'the rejected value');
+    const rejected = await eventually(
+      async () => {
+        const st = await status(a);
+        return st.config.lastReloadError ? st : undefined;
+      },
+      8000,
+      'the rejected value',
+    );
     assert.match(rejected.config.lastReloadError, /claudeRouter\.routing\.spillInflight/);
     assert.equal(rejected.policy.spillInflight, 0, 'the last good value stays');
     assert.equal(rejected.policy.accountRanking, 'headroom-first');
@@ -91,10 +99,14 @@ describe('Claude Router in the extension host', function () {
 
     await routing().update('spillInflight', undefined, vscode.ConfigurationTarget.Global);
     await routing().update('accountRanking', undefined, vscode.ConfigurationTarget.Global);
-    await eventually(async () => {
-      const st = await status(a);
-      return st.policy.accountRanking === 'expiry-first' && st.config.lastReloadError === null;
-    }, 8000, 'back to defaults');
+    await eventually(
+      async () => {
+        const st = await status(a);
+        return st.policy.accountRanking === 'expiry-first' && st.config.lastReloadError === null;
+      },
+      8000,
+      'back to defaults',
+    );
   });
 
   it('hot-reloads claudeRouter.configFile when the file is edited, and keeps the last good version of it', async () => {
@@ -108,10 +120,14 @@ describe('Claude Router in the extension host', function () {
       writeFileSync(file, 'routing:\n  spill-inflight: 7\n');
       await eventually(() => spill() === 7, 2500, 'the edit applied within about 2 s');
       writeFileSync(file, 'routing:\n  spill-inflight: 700\n');
-      const rejected = await eventually(async () => {
-        const st = await status(a);
-        return st.config.lastReloadError ? st : undefined;
-      }, 2500, 'the invalid edit reported');
+      const rejected = await eventually(
+        async () => {
+          const st = await status(a);
+          return st.config.lastReloadError ? st : undefined;
+        },
+        2500,
+        'the invalid edit reported',
+      );
       assert.match(rejected.config.lastReloadError, /claudeRouter\.configFile/);
       assert.equal(spill(), 7, 'the last good value stays');
     } finally {
@@ -127,7 +143,11 @@ describe('Claude Router in the extension host', function () {
     const terminal = vscode.window.createTerminal({ name: 'router-env-test' });
     try {
       terminal.sendText(`printf '%s\\n%s\\n%s\\n' "$ANTHROPIC_BASE_URL" "$CLAUDE_CODE_OAUTH_TOKEN" "$CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC" > '${out}'`);
-      const text = await eventually(() => (existsSync(out) && readFileSync(out, 'utf8').split('\n').length >= 3 ? readFileSync(out, 'utf8') : undefined), 15_000, 'the terminal output');
+      const text = await eventually(
+        () => (existsSync(out) && readFileSync(out, 'utf8').split('\n').length >= 3 ? readFileSync(out, 'utf8') : undefined),
+        15_000,
+        'the terminal output',
+      );
       const [url, key, traffic] = text.split('\n');
       assert.equal(url, a.url());
       assert.equal(key, a.clientKey());
@@ -160,10 +180,14 @@ describe('Claude Router in the extension host', function () {
   it('routes between simulated accounts when asked to, and goes back', async () => {
     const a = await api();
     await vscode.commands.executeCommand('claudeRouter.trySimulated');
-    const s = await eventually(async () => {
-      const st = await status(a);
-      return st.accounts.length === 3 && st.accounts.every((x: any) => x.session.used !== null) ? st : undefined;
-    }, 10_000, 'simulated accounts with utilisation');
+    const s = await eventually(
+      async () => {
+        const st = await status(a);
+        return st.accounts.length === 3 && st.accounts.every((x: any) => x.session.used !== null) ? st : undefined;
+      },
+      10_000,
+      'simulated accounts with utilisation',
+    );
     assert.deepEqual(s.accounts.map((x: any) => x.label).sort(), ['personal', 'team', 'work']);
     const res = await fetch(`${a.url()}/v1/messages?beta=true`, {
       method: 'POST',
