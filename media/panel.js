@@ -9,7 +9,8 @@
     const e = document.createElement(tag);
     for (const [k, v] of Object.entries(attrs || {})) {
       if (k === 'class') e.className = v;
-      else if (k === 'style') e.setAttribute('style', v);
+      // Through the CSSOM: the panel's CSP blocks style attributes (every bar was drawn full width).
+      else if (k === 'style') e.style.cssText = v;
       else e.setAttribute(k, v);
     }
     for (const c of children.flat()) if (c !== null && c !== undefined) e.append(c instanceof Node ? c : document.createTextNode(String(c)));

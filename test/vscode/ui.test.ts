@@ -124,6 +124,15 @@ describe('the VSIX in real VS Code, driven like a user', function () {
     assert.match(text, /account-ranking\s+expiry-first\s+default/);
     assert.match(text, /(work|personal|team) · .* · success/);
     assert.match(text, /Routing metrics/);
+    // Each usage bar is drawn as wide as its number says (a CSP-blocked style drew them all full).
+    const bars = body.locator('.bar[role="meter"]');
+    assert.ok((await bars.count()) >= 6, 'a 5h and a 7d bar per account');
+    for (const bar of await bars.all()) {
+      const value = Number(await bar.getAttribute('aria-valuenow'));
+      const outer = (await bar.boundingBox())!;
+      const fill = (await bar.locator('.fill').boundingBox()) ?? { width: 0 };
+      assert.ok(Math.abs(fill.width - (outer.width * value) / 100) <= 3, `bar of ${value} % drawn ${fill.width.toFixed(1)} of ${outer.width.toFixed(1)} px`);
+    }
     await screenshot(page, 'vscode-routing-status-panel');
   });
 });
