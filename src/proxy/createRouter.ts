@@ -53,7 +53,8 @@ export interface Router {
   /**
    * Follows this router's part in a shared proxy (SharedProxy's `role` event): it saves
    * state only while it leads, and on becoming leader first loads newer state saved by the
-   * previous leader (see persistence.ts). A `stopped` role changes nothing: `close` saves.
+   * previous leader (see persistence.ts). A `stopped` role changes nothing (a window that
+   * releases the port stops saving through `persistence.follow()` once it has flushed).
    * @returns true when newer saved state was loaded
    */
   roleChanged(role: ProxyRole): boolean;
