@@ -70,6 +70,8 @@ export class DecisionLog implements DecisionSink {
   private parsed = new Map<number, DecisionRecord>();
   private readonly encoder = new DecisionLineEncoder();
   private stream: fs.WriteStream | undefined;
+  /** Streams of rotated files still writing their last batches. */
+  private retiring: Promise<void> = Promise.resolve();
   /** The batch being filled, and how many bytes of it are used. */
   private batch: Buffer = Buffer.allocUnsafeSlow(BATCH_BYTES);
   private used = 0;
@@ -159,11 +161,13 @@ export class DecisionLog implements DecisionSink {
   }
 
   /** Flushes and closes the file. */
-  close(): Promise<void> {
+  async close(): Promise<void> {
     this.flush();
     const s = this.stream;
     this.stream = undefined;
-    return new Promise((resolve) => (s ? s.end(resolve) : resolve()));
+    await new Promise<void>((resolve) => (s ? s.end(resolve) : resolve()));
+    // A rotated file's last writes may still be on their way: closed means every record is on disk.
+    await this.retiring;
   }
 
   private open(today: string): void {
@@ -191,7 +195,10 @@ export class DecisionLog implements DecisionSink {
   private rotate(today: string): void {
     const old = this.stream;
     this.stream = undefined;
-    old?.end();
+    if (old) {
+      const ended = new Promise<void>((resolve) => old.end(resolve));
+      this.retiring = Promise.all([this.retiring, ended]).then(() => undefined);
+    }
     this.renameCurrent();
     this.open(today);
   }
