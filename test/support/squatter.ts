@@ -26,7 +26,9 @@ export function proofFor(key: string, port: number, nonce: string): string {
 /**
  * Starts a server on `port` (0: any free one) that records every request and answers it with
  * `answer`, or — by default — as a squatter would: `{"service":"claude-router"}` for everything,
- * and a made-up proof for `/identity`.
+ * and a made-up proof for `/identity`. The default squatter also takes orders from the test that
+ * runs inside the extension host: `GET /__recorded` (the requests so far, as JSON) and
+ * `GET /__leave` (it lets the port go).
  */
 export async function startPortHolder(port = 0, answer?: (req: http.IncomingMessage, res: http.ServerResponse, port: number) => void): Promise<PortHolder> {
   const requests: PortHolder['requests'] = [];
@@ -35,6 +37,11 @@ export async function startPortHolder(port = 0, answer?: (req: http.IncomingMess
     requests.push({ method: req.method ?? '', url: req.url ?? '', rawHeaders: req.rawHeaders });
     if (answer) return answer(req, res, bound);
     res.writeHead(200, { 'content-type': 'application/json' });
+    if (req.url === '/__recorded') return res.end(JSON.stringify(requests.slice(0, -1)));
+    if (req.url === '/__leave') {
+      res.end('{}', () => void close());
+      return;
+    }
     res.end(req.url?.startsWith('/identity') ? JSON.stringify({ proof: 'ab'.repeat(32) }) : '{"service":"claude-router"}');
   });
   await new Promise<void>((resolve, reject) => {
@@ -42,15 +49,17 @@ export async function startPortHolder(port = 0, answer?: (req: http.IncomingMess
     server.listen(port, '127.0.0.1', () => resolve());
   });
   bound = (server.address() as AddressInfo).port;
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    }));
   return {
     port: bound,
     url: `http://127.0.0.1:${bound}`,
     requests,
     allHeaderText: () => requests.map((r) => r.rawHeaders.join('\n')).join('\n'),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    close,
   };
 }
