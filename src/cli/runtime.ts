@@ -36,7 +36,8 @@ export interface StartOptions {
 export interface RunningRouter {
   url: string;
   port: number;
-  clientKey: string;
+  /** The key in force (it follows a rotation). */
+  readonly clientKey: string;
   stateDir: string;
   engine: RouterEngine;
   server: ProxyServer;
@@ -165,7 +166,9 @@ export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
   return {
     url: server.url,
     port: server.port,
-    clientKey,
+    get clientKey() {
+      return engine.clientKey;
+    },
     stateDir,
     engine,
     server,
