@@ -228,6 +228,19 @@ describe('Claude Router in the extension host', function () {
     assert.equal(env.url, a.url());
   });
 
+  it('adopts a key another window stored in the shared SecretStorage: the previous one gets 401', async () => {
+    const a = await api();
+    const before = a.clientKey();
+    const stored = `clr-${'x'.repeat(43)}`;
+    // What a window that rotated the key does; this window hears of it through SecretStorage's change event.
+    const secrets = (a.service as unknown as { context: vscode.ExtensionContext }).context.secrets;
+    await secrets.store('claudeRouter.clientKey', stored);
+    await eventually(() => a.clientKey() === stored, 8000, 'the stored key adopted');
+    assert.equal((await fetch(`${a.url()}/status`, { headers: { 'x-claude-router-key': before } })).status, 401);
+    assert.equal((await fetch(`${a.url()}/status`, { headers: { 'x-claude-router-key': stored } })).status, 200);
+    await vscode.commands.executeCommand('claudeRouter.rotateClientKey'); // leave a random key behind
+  });
+
   // Run only by test/vscode/extensionHost.test.ts's squatted-port case, which holds the port with a
   // squatter (test/support/squatter.ts) before the window starts and names it here.
   it('squatted port: sends the squatter no key, gives new terminals no router environment, and takes the port once it is free', async function () {
