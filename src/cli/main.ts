@@ -5,6 +5,7 @@
  *   claude-router status [--config F] [--json]
  *   claude-router demo [--port N]
  *   claude-router accounts list|add|import|remove …
+ *   claude-router rotate-key [--config F]
  *   claude-router report <decisions.jsonl>…
  *   claude-router replay <decisions.jsonl>… --ranking expiry-first
  *
@@ -17,6 +18,7 @@ import { startRouter } from './runtime';
 import { runStatus } from './statusCommand';
 import { runAccounts } from './accountsCommand';
 import { runDemo } from './demo';
+import { runRotateKey } from './keyCommand';
 import { runReplay, runReport } from './logCommands';
 import { configFromArgs, parsePort, UsageError, waitForSignal } from './args';
 import { clientKeyFile } from './stateDir';
@@ -29,6 +31,7 @@ const USAGE = `usage:
   claude-router accounts add --label <name> (--access-token <t> [--refresh-token <t>] [--expires-at <iso|ms>] | --api-key <k> [--fallback]) [--config <file>]
   claude-router accounts import [--label <name>] [--credentials-file <~/.claude/.credentials.json>] [--config <file>]
   claude-router accounts remove <label> [--config <file>]
+  claude-router rotate-key [--config <file>]
   claude-router report <decisions.jsonl>… [--json]
   claude-router replay <decisions.jsonl>… [--ranking expiry-first|headroom-first] [--all]
 `;
@@ -68,6 +71,8 @@ export async function main(argv: string[]): Promise<number> {
         return 0;
       case 'accounts':
         return await runAccounts(rest);
+      case 'rotate-key':
+        return await runRotateKey(rest);
       case 'report':
         return runReport(rest);
       case 'replay':

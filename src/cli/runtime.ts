@@ -17,7 +17,7 @@ import type { RouterEngine } from '../proxy/engine';
 import type { RuntimeConfig } from '../proxy/runtimeConfig';
 import type { Logger } from '../proxy/log';
 import type { ProxyServer } from '../proxy/http/server';
-import { defaultStateDir, expandHome, loadOrCreateClientKey, runtimeFile } from './stateDir';
+import { defaultStateDir, expandHome, loadOrCreateClientKey, runtimeFile, watchClientKey } from './stateDir';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 
 export interface StartOptions {
@@ -36,7 +36,8 @@ export interface StartOptions {
 export interface RunningRouter {
   url: string;
   port: number;
-  clientKey: string;
+  /** The key in force (it follows a rotation). */
+  readonly clientKey: string;
   stateDir: string;
   engine: RouterEngine;
   server: ProxyServer;
@@ -126,6 +127,8 @@ export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
   writeFileSync(runtimeFile(stateDir), JSON.stringify({ url: server.url, pid: process.pid }), { mode: 0o600 });
   if (opts.pollUsage !== false) poller.start();
 
+  /** Whether the configuration in force sets `client-key` (then the key file is not used). */
+  let keyInConfig = config.clientKey !== undefined;
   let watcher: ConfigWatcher | undefined;
   if (opts.configPath) {
     const file = opts.configPath;
@@ -134,6 +137,7 @@ export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
       async (next) => {
         try {
           // A rotated client key takes effect at once (the old one stops working).
+          keyInConfig = next.clientKey !== undefined;
           const key = next.clientKey ?? loadOrCreateClientKey(stateDir);
           if (key !== engine.clientKey) {
             engine.setClientKey(key);
@@ -150,11 +154,21 @@ export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
     );
   }
 
+  // `claude-router rotate-key` (or an edit) replaces <state-dir>/client-key: in force within a
+  // second, unless the config file sets the key.
+  const stopKeyWatch = watchClientKey(stateDir, (key) => {
+    if (keyInConfig || key === engine.clientKey) return;
+    engine.setClientKey(key);
+    log.info('client key: <state-dir>/client-key changed; requests with the previous key are refused');
+  });
+
   let closing: Promise<void> | undefined;
   return {
     url: server.url,
     port: server.port,
-    clientKey,
+    get clientKey() {
+      return engine.clientKey;
+    },
     stateDir,
     engine,
     server,
@@ -162,6 +176,7 @@ export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
     close: () =>
       (closing ??= (async () => {
         watcher?.close();
+        stopKeyWatch();
         rmSync(runtimeFile(stateDir), { force: true });
         await router.close();
       })()),

@@ -40,9 +40,53 @@ export function loadOrCreateClientKey(dir: string): string {
   if (existing) return existing;
   const file = clientKeyFile(dir);
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const key = `clr-${randomBytes(32).toString('base64url')}`;
+  const key = newClientKey();
   fs.writeFileSync(file, key + '\n', { mode: 0o600 });
   return key;
+}
+
+/** A new local client key: `clr-` and 32 random bytes (base64url). */
+function newClientKey(): string {
+  return `clr-${randomBytes(32).toString('base64url')}`;
+}
+
+/**
+ * Replaces `<dir>/client-key` with a new key (0600), atomically: readers see the old file or
+ * the new one, never a partial key. A proxy running from `dir` takes it up (watchClientKey).
+ * @returns the new key
+ * @throws Error (with the file system's code) when the directory cannot be written
+ */
+export function rotateClientKeyFile(dir: string): string {
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const file = clientKeyFile(dir);
+  const temp = `${file}.${process.pid}.tmp`;
+  const key = newClientKey();
+  try {
+    fs.rmSync(temp, { force: true }); // a leftover of a crashed run of this pid
+    fs.writeFileSync(temp, key + '\n', { mode: 0o600, flag: 'wx' });
+    fs.renameSync(temp, file);
+  } catch (err) {
+    fs.rmSync(temp, { force: true });
+    throw err;
+  }
+  return key;
+}
+
+/**
+ * Calls `onKey` with the key in `<dir>/client-key` whenever the file changes (its metadata is
+ * polled every `intervalMs`, which survives replacement by rename); a missing or too short key
+ * is ignored (the key in force stays).
+ * @returns a function that stops watching
+ */
+export function watchClientKey(dir: string, onKey: (key: string) => void, intervalMs = 500): () => void {
+  const file = clientKeyFile(dir);
+  const listener = (curr: fs.Stats, prev: fs.Stats) => {
+    if (curr.mtimeMs === prev.mtimeMs && curr.ino === prev.ino && curr.size === prev.size) return;
+    const key = readClientKey(dir);
+    if (key) onKey(key);
+  };
+  fs.watchFile(file, { interval: intervalMs, persistent: false }, listener);
+  return () => fs.unwatchFile(file, listener);
 }
 
 /** Where a running proxy says where it listens: `<dir>/proxy.json` `{url, pid}` (no secrets). */

@@ -1,11 +1,12 @@
 /**
  * `claude-router status`: asks a running proxy for `/status` (with the local
- * key from the state directory) and prints the pool as a table.
+ * key from the state directory, sent only after the holder of the port proved
+ * it knows the key: src/proxy/http/identity.ts) and prints the pool as a table.
  */
 import { parseArgs } from 'node:util';
-import { request } from 'undici';
 import { DEFAULT_SERVER_SETTINGS } from '../config/schema';
 import type { StatusReport } from '../proxy/status/status';
+import { fetchFromRouter } from '../proxy/http/identity';
 import { configFromArgs, UsageError } from './args';
 import { stateDirOf } from './runtime';
 import { readClientKey, runningProxyUrl } from './stateDir';
@@ -72,12 +73,13 @@ export async function runStatus(argv: string[]): Promise<number> {
   const url = values.url ?? runningProxyUrl(dir) ?? `http://${host.includes(':') ? `[${host}]` : host}:${config.listen?.port ?? DEFAULT_SERVER_SETTINGS.port}`;
   let res;
   try {
-    res = await request(`${url}/status`, { headers: { 'x-claude-router-key': key }, headersTimeout: 5_000, bodyTimeout: 5_000 });
+    [res] = await fetchFromRouter(url, key, ['/status'], { timeoutMs: 5_000 });
   } catch (err) {
-    process.stderr.write(`claude-router: no proxy answers at ${url} (${(err as Error).message})\n`);
+    // "nothing listens at …", or a holder of the port that could not prove it is the router (it got no key).
+    process.stderr.write(`claude-router: ${(err as Error).message}\n`);
     return 1;
   }
-  const text = await res.body.text();
+  const text = res.text;
   if (res.statusCode !== 200) {
     process.stderr.write(`claude-router: ${url}/status answered ${res.statusCode}: ${text}\n`);
     return 1;

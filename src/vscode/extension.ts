@@ -11,7 +11,8 @@ import { RouterService } from './routerService';
 import { SettingsService } from './settings';
 import { StatusBarController } from './statusBar';
 import { StatusPanel } from './statusPanel';
-import { applyTerminalEnvironment } from './terminalEnv';
+import { TerminalEnvironment } from './terminalEnv';
+import type { ProxyRole } from '../proxy/http/sharedProxy';
 import { AccountsTreeProvider, SessionsTreeProvider } from './treeViews';
 
 /** What `activate` returns. */
@@ -50,12 +51,22 @@ export async function activate(context: vscode.ExtensionContext): Promise<Claude
   };
   context.subscriptions.push(model.onDidChange(updateBadges));
 
-  const applyEnv = (e?: vscode.ConfigurationChangeEvent) => {
-    if (settings.changed(e, 'terminal') || settings.changed(e, 'port'))
-      applyTerminalEnvironment(context.environmentVariableCollection, svc.url, svc.clientKey, settings.host.terminalEnabled);
+  // New terminals get the router's environment only while this window leads or follows a leader
+  // that proved it knows the key; a port held by another program gets neither key nor traffic.
+  const terminalEnv = new TerminalEnvironment(context.environmentVariableCollection);
+  const applyEnv = () => terminalEnv.update(svc.role, svc.url, svc.clientKey, settings.host.terminalEnabled);
+  const onRole = (role: ProxyRole) => {
+    applyEnv();
+    if (role.kind === 'blocked') alertBlocked(role.reason, channel);
   };
-  applyEnv();
-  context.subscriptions.push(settings.onDidChange(applyEnv));
+  onRole(svc.role);
+  context.subscriptions.push(
+    svc.onDidChangeRole(onRole),
+    svc.onDidChangeClientKey(applyEnv),
+    settings.onDidChange((e) => {
+      if (settings.changed(e, 'terminal') || settings.changed(e, 'port')) applyEnv();
+    }),
+  );
 
   const cmd = (id: string, fn: (...args: unknown[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(`claudeRouter.${id}`, fn));
   cmd('showStatus', () => StatusPanel.show(context.extensionUri, model, svc));
@@ -77,10 +88,29 @@ export async function activate(context: vscode.ExtensionContext): Promise<Claude
     }
   });
   cmd('stopSimulated', () => svc.stopSimulated());
+  cmd('rotateClientKey', async () => {
+    await svc.rotateClientKey();
+    void vscode.window.showInformationMessage(
+      'Claude Router: the local client key was replaced; the old one is refused from now on. New terminals get the new key — restart `claude` from a new terminal, and copy the terminal environment again for external terminals.',
+    );
+  });
   context.subscriptions.push(...registerAccountCommands(svc));
   context.subscriptions.push({ dispose: () => StatusPanel.current?.dispose() });
 
   return { service: svc, model, url: () => svc.url, clientKey: () => svc.clientKey };
+}
+
+/**
+ * One alert per change into a blocked port (the proxy announces the same role only once, however
+ * often its retry finds the port still taken).
+ */
+function alertBlocked(reason: string, channel: vscode.LogOutputChannel): void {
+  void vscode.window
+    .showWarningMessage(`Claude Router: ${reason}. New terminals are not sent through the router until the port is ours again.`, 'Change Port', 'Show Log')
+    .then((choice) => {
+      if (choice === 'Change Port') void vscode.commands.executeCommand('workbench.action.openSettings', 'claudeRouter.port');
+      else if (choice === 'Show Log') channel.show();
+    });
 }
 
 export async function deactivate(): Promise<void> {

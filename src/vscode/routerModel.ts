@@ -5,9 +5,9 @@
  * minute, so reset countdowns move), never by busy polling.
  */
 import * as vscode from 'vscode';
-import { request } from 'undici';
 import type { DecisionRecord } from '../routing/decision';
 import type { StatusReport } from '../proxy/status/status';
+import { fetchFromRouter } from '../proxy/http/identity';
 import type { RouterService } from './routerService';
 
 export class RouterModel implements vscode.Disposable {
@@ -57,10 +57,9 @@ export class RouterModel implements vscode.Disposable {
         return { status: engine.status(), decisions: this.service.recentDecisions(200), error: role.kind === 'starting' ? 'starting' : undefined };
       }
       if (role.kind === 'follower') {
-        const headers = { 'x-claude-router-key': this.service.clientKey };
-        const s = await request(`${role.url}/status`, { headers, headersTimeout: 3000, bodyTimeout: 3000 });
-        const d = await request(`${role.url}/decisions?limit=200`, { headers, headersTimeout: 3000, bodyTimeout: 3000 });
-        const [status, decisions] = [await s.body.text(), await d.body.text()];
+        // The key goes only to a holder of the port that proves it knows it (a leader that left may have been replaced).
+        const [s, d] = await fetchFromRouter(role.url, this.service.clientKey, ['/status', '/decisions?limit=200']);
+        const [status, decisions] = [s.text, d.text];
         if (s.statusCode !== 200 || d.statusCode !== 200) throw new Error(`the leading window answered ${s.statusCode}`);
         return { status: JSON.parse(status) as StatusReport, decisions: JSON.parse(decisions) as DecisionRecord[] };
       }

@@ -29,6 +29,11 @@ import type { SettingsService } from './settings';
 
 const CLIENT_KEY_SECRET = 'claudeRouter.clientKey';
 
+/** A new local client key: `clr-` and 32 random bytes (base64url). */
+function newClientKey(): string {
+  return `clr-${randomBytes(32).toString('base64url')}`;
+}
+
 /** One running router with what it owns. */
 interface EngineSet {
   router: Router;
@@ -41,6 +46,12 @@ export class RouterService {
   private readonly changed = new vscode.EventEmitter<void>();
   /** Fires when the engine, its configuration, the proxy role or the account list changed. */
   readonly onDidChange = this.changed.event;
+  private readonly roleChanged = new vscode.EventEmitter<ProxyRole>();
+  /** Fires when this window's part in the shared proxy changed (not again for the same role). */
+  readonly onDidChangeRole = this.roleChanged.event;
+  private readonly keyChanged = new vscode.EventEmitter<void>();
+  /** Fires when the local client key changed (rotated here or in another window of the profile). */
+  readonly onDidChangeClientKey = this.keyChanged.event;
   readonly accounts: AccountList;
   readonly store: CredentialStore;
   private active: EngineSet | undefined;
@@ -62,6 +73,8 @@ export class RouterService {
     this.accounts = this.disposables.add(new AccountList(context.globalState, context.secrets));
     this.store = new SecretCredentialStore(context.secrets, () => this.accounts.all().map((a) => a.label));
     this.disposables.add(this.changed);
+    this.disposables.add(this.roleChanged);
+    this.disposables.add(this.keyChanged);
   }
 
   /** The engine of this window (only meaningful while this window leads the proxy). */
@@ -104,6 +117,8 @@ export class RouterService {
     this.disposables.add(
       this.context.secrets.onDidChange((e) => {
         if (e.key === ACCOUNTS_VERSION_KEY) void this.reloadConfig();
+        // Every window of the profile shares SecretStorage: a rotation in one reaches the others here.
+        else if (e.key === CLIENT_KEY_SECRET) void this.context.secrets.get(CLIENT_KEY_SECRET).then((key) => this.adoptClientKey(key));
         else if (e.key.startsWith(credentialKey(''))) {
           const label = e.key.slice(credentialKey('').length);
           this.real?.router.tokens.invalidate(label);
@@ -124,6 +139,7 @@ export class RouterService {
     if (this.real?.router.roleChanged(role)) this.log.info('state: took over the bindings, cooldowns and quota snapshots the previous window saved');
     if (role.kind === 'leader') this.active?.router.poller.start();
     else this.active?.router.poller.stop();
+    this.roleChanged.fire(role);
     this.changed.fire();
   }
 
@@ -158,9 +174,32 @@ export class RouterService {
   private async loadClientKey(): Promise<string> {
     const existing = await this.context.secrets.get(CLIENT_KEY_SECRET);
     if (existing && existing.length >= 16) return existing;
-    const key = `clr-${randomBytes(32).toString('base64url')}`;
+    const key = newClientKey();
     await this.context.secrets.store(CLIENT_KEY_SECRET, key);
     return key;
+  }
+
+  /**
+   * Replaces the local client key: stored in SecretStorage (other windows of the profile adopt it
+   * from there), in force at once in this window's engines and proxy checks — requests with the
+   * old key get 401 from now on — and in new terminals (onDidChangeClientKey).
+   */
+  async rotateClientKey(): Promise<void> {
+    await this.context.secrets.store(CLIENT_KEY_SECRET, newClientKey());
+    // What is stored now, in case another window rotated at the same moment.
+    this.adoptClientKey(await this.context.secrets.get(CLIENT_KEY_SECRET));
+  }
+
+  /** Puts a stored key in force here (nothing when it is missing, too short or already in force). */
+  private adoptClientKey(key: string | undefined): void {
+    if (!key || key.length < 16 || key === this.clientKey || this.disposed) return;
+    this.clientKey = key;
+    this.real?.router.engine.setClientKey(key);
+    if (this.active !== this.real) this.active?.router.engine.setClientKey(key);
+    this.proxy?.setClientKey(key);
+    this.log.info('client key: a new local key is in force; requests with the previous one are refused');
+    this.keyChanged.fire();
+    this.changed.fire();
   }
 
   /** Settings (+ optional config file) → runtime config, or the error naming the setting. */

@@ -16,6 +16,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { freePort } from '../support/net';
+import { startPortHolder } from '../support/squatter';
 import { REPO_ROOT, runExtensionTests, writeQuietSettings } from './codeServer';
 import { parseShimArgs } from './codeShim';
 
@@ -77,6 +78,26 @@ describe('VS Code extension host (code-server + Chromium)', function () {
       };
       assert.equal(await runTests(options), 0);
     } finally {
+      fs.rmSync(temp, { recursive: true, force: true });
+    }
+  });
+
+  it('on a port a squatter holds: the window sends it no key, sets no terminal environment, and leads once it leaves', async () => {
+    assertExtensionBuilt();
+    const squatter = await startPortHolder();
+    const temp = fs.mkdtempSync(path.join(os.tmpdir(), 'ext-host-squatted-'));
+    try {
+      const userDataDir = path.join(temp, 'user-data');
+      writeQuietSettings(userDataDir, { 'claudeRouter.port': squatter.port });
+      const env = { CLAUDE_ROUTER_TEST_SQUATTER: squatter.url, CLAUDE_ROUTER_VSCODE_GREP: 'squatted port' };
+      const code = await runExtensionTests({ extensionDevelopmentPath, extensionTestsPath, timeoutMs: 150_000, userDataDir, env });
+      assert.equal(code, 0, 'the squatted-port test failed: see the [vscode] lines above and test-artifacts/');
+      assert.ok(
+        squatter.requests.some((r) => r.url === '/__leave'),
+        'the test inside the extension host ran',
+      );
+    } finally {
+      await squatter.close();
       fs.rmSync(temp, { recursive: true, force: true });
     }
   });

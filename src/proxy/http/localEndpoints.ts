@@ -1,26 +1,30 @@
 /**
  * The router's own endpoints. Open (no client key, for health checks and
- * Claude Code's start-up probe): `GET /health`, `HEAD /api/hello`. With the
+ * Claude Code's start-up probe): `GET /health`, `HEAD /api/hello`, and
+ * `GET /identity?nonce=…` (proof that this is the router, see identity.ts). With the
  * key: `GET /status` (the report, no secrets), `GET /decisions?limit=N` (the
  * latest decision records) and `GET /events` (a change stream).
  */
 import type { ServerResponse } from 'node:http';
-import { endChangeStream, openChangeStream, sendChanged, sendJson, sendOk } from '../relay/clientAnswer';
+import { endChangeStream, openChangeStream, sendAnthropicError, sendChanged, sendJson, sendOk } from '../relay/clientAnswer';
 import type { RequestContext, RouterServices } from '../pipeline/context';
 import { metricsFor, metricsParams } from '../pipeline/eligibility';
 import { planFor } from '../pipeline/plan';
 import { buildStatus, type StatusReport } from '../status/status';
+import { answerIdentity, IDENTITY_PATH } from './identity';
 
 /** Whether the request is for an endpoint open without the client key. */
 export function isOpenEndpoint(ctx: RequestContext): boolean {
   const { path } = ctx;
-  return (path === '/health' && ctx.req.method === 'GET') || (path === '/api/hello' && ctx.req.method === 'HEAD');
+  const method = ctx.req.method;
+  return (path === '/health' && method === 'GET') || (path === '/api/hello' && method === 'HEAD') || (path === IDENTITY_PATH && method === 'GET');
 }
 
 /** Answers the request when it is for a local endpoint; false when it is not one. */
 export function serveLocal(ctx: RequestContext): boolean {
   const { path, res } = ctx;
-  if (isOpenEndpoint(ctx)) sendOk(res, path === '/health' ? '{"status":"ok"}' : undefined);
+  if (path === IDENTITY_PATH && ctx.req.method === 'GET') proveIdentity(ctx);
+  else if (isOpenEndpoint(ctx)) sendOk(res, path === '/health' ? '{"status":"ok"}' : undefined);
   else if (ctx.req.method !== 'GET') return false;
   else if (path === '/status') sendJson(res, routerStatus(ctx.services));
   else if (path === '/decisions') {
@@ -29,6 +33,21 @@ export function serveLocal(ctx: RequestContext): boolean {
   } else if (path === '/events') streamChanges(ctx.services, res);
   else return false;
   return true;
+}
+
+/**
+ * `GET /identity?nonce=<64 hex>`: the proof for the port this connection came in on, or 400
+ * (a bad nonce, or a request with a body: it takes none, and none is read).
+ */
+function proveIdentity(ctx: RequestContext): void {
+  const { req, res } = ctx;
+  const hasBody = req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0';
+  const answer = hasBody
+    ? { ok: false as const, message: 'Claude Router: /identity takes no body.' }
+    : answerIdentity(ctx.url.slice(ctx.path.length + 1), ctx.services.clientKey, req.socket.localPort ?? 0);
+  // An unread body ends with the connection.
+  if (!answer.ok) sendAnthropicError(res, 400, 'invalid_request_error', answer.message, hasBody ? { connection: 'close' } : {});
+  else sendOk(res, answer.json);
 }
 
 /** The `/status` report (labels and numbers, no secrets), with a preview of how a new, unbound request would be routed. */

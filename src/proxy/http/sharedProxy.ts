@@ -1,18 +1,21 @@
 /**
  * One proxy per user profile, shared by every VS Code window: the first
- * window to bind the port leads (serves requests); the others check that the
- * port is really our proxy (an authenticated `/status` with the shared local
- * key, not just an open port), follow it through its `/events` stream, and
- * try to take over the moment that stream ends.
+ * window to bind the port leads (serves requests); the others make the holder
+ * of the port prove that it knows the shared local key without revealing it
+ * (identity.ts) — only then do they send the key, follow it through its
+ * `/events` stream on the connection it proved itself on, and try to take over
+ * the moment that stream ends. A holder that cannot prove it is another
+ * program: the window reports the port blocked and retries now and then.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { EventEmitter } from 'node:events';
-import { request } from 'undici';
+import type { Client } from 'undici';
 import type { RouterEngine } from '../engine';
 import type { Logger } from '../log';
 import { listen, type ProxyServer } from './server';
+import { verifyHolder } from './identity';
 import { sendAnthropicError } from '../relay/clientAnswer';
-import { SseScanner } from '../relay/sse';
+import { forEachEvent, SseEventTooLargeError, SseFramer } from '../relay/sse';
 
 /** This window's part. */
 export type ProxyRole =
@@ -21,14 +24,19 @@ export type ProxyRole =
 export interface SharedProxyOptions {
   host: string;
   port: number;
+  /** The local key; see {@link SharedProxy.setClientKey} for a rotation. */
   clientKey: string;
   log: Logger;
-  /** Delay before retrying when the port is held by something that is not our proxy, ms. */
+  /** Delay before retrying when the port is held by something that is not our proxy, or a leader that misbehaved, ms. */
   retryMs?: number;
 }
 
-/** What a check of the port found. */
-type Probe = 'ours' | 'foreign' | 'free';
+/**
+ * The most bytes of one unfinished event a follower holds from the leader's `/events` (its
+ * events are a few bytes each). A leader that sends more — endless bytes without a blank line —
+ * is not followed: the stream is cut and the port checked again after `retryMs`.
+ */
+export const MAX_LEADER_EVENT_BYTES = 64 * 1024;
 
 export class SharedProxy {
   private server: ProxyServer | undefined;
@@ -37,12 +45,19 @@ export class SharedProxy {
   private retry: NodeJS.Timeout | undefined;
   private disposed = false;
   private current: ProxyRole = { kind: 'starting' };
+  private clientKey: string;
   /** Emits `role` (ProxyRole) and `remoteChanged` (the leader's state changed). */
   readonly events = new EventEmitter();
   readonly url: string;
 
   constructor(private readonly opts: SharedProxyOptions) {
     this.url = `http://${opts.host}:${opts.port}`;
+    this.clientKey = opts.clientKey;
+  }
+
+  /** A rotated key: proofs are checked against it from now on (a follow already running goes on). */
+  setClientKey(key: string): void {
+    this.clientKey = key;
   }
 
   get role(): ProxyRole {
@@ -78,64 +93,75 @@ export class SharedProxy {
         return this.current;
       }
     }
-    const probe = await this.probe();
-    if (probe === 'ours') {
+    const holder = await verifyHolder(this.url, this.clientKey);
+    if (this.disposed) {
+      if (holder.kind === 'ours') void holder.client.destroy().catch(() => undefined);
+      return this.current;
+    }
+    if (holder.kind === 'ours') {
       this.setRole({ kind: 'follower', url: this.url });
-      this.followLeader();
-    } else if (probe === 'free') {
-      return this.start(); // the leader left between our listen and our probe
+      this.followLeader(holder.client);
+    } else if (holder.kind === 'free') {
+      return this.start(); // the leader left between our listen and our check
     } else {
-      this.setRole({ kind: 'blocked', url: this.url, reason: `port ${this.opts.port} is used by another program` });
-      this.retry = setTimeout(() => void this.start(), this.opts.retryMs ?? 10_000);
-      this.retry.unref();
+      this.setRole({ kind: 'blocked', url: this.url, reason: `port ${this.opts.port} is taken by another program` }, holder.why);
+      this.retryLater();
     }
     return this.current;
   }
 
-  private async probe(): Promise<Probe> {
-    try {
-      const res = await request(`${this.url}/status`, {
-        headers: { 'x-claude-router-key': this.opts.clientKey, host: `${this.opts.host}:${this.opts.port}` },
-        headersTimeout: 3_000,
-        bodyTimeout: 3_000,
-      });
-      const text = await res.body.text();
-      if (res.statusCode !== 200) return 'foreign';
-      return (JSON.parse(text) as { service?: string }).service === 'claude-router' ? 'ours' : 'foreign';
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code ?? (err as { cause?: NodeJS.ErrnoException }).cause?.code;
-      return code === 'ECONNREFUSED' ? 'free' : 'foreign';
-    }
+  private retryLater(): void {
+    this.retry = setTimeout(() => void this.start(), this.opts.retryMs ?? 10_000);
+    this.retry.unref();
   }
 
-  /** Subscribes to the leader's change stream; when it ends, tries to take over. */
-  private followLeader(): void {
+  /**
+   * Subscribes to the leader's change stream on the connection it proved itself on; when the
+   * stream ends, tries to take over. A leader that refuses the stream or sends an oversized
+   * event is checked again only after `retryMs`, not at once.
+   */
+  private followLeader(client: Client): void {
     const ac = new AbortController();
     this.follow = ac;
     void (async () => {
+      let misbehaved: string | undefined;
       try {
-        const res = await request(`${this.url}/events`, {
-          headers: { 'x-claude-router-key': this.opts.clientKey },
-          signal: ac.signal,
-          bodyTimeout: 0,
-        });
-        const scanner = new SseScanner();
-        for await (const chunk of res.body) {
-          if (scanner.feed(chunk as Buffer).some((e) => e.event === 'changed')) this.events.emit('remoteChanged');
+        const res = await client.request({ method: 'GET', path: '/events', headers: { 'x-claude-router-key': this.clientKey }, signal: ac.signal, bodyTimeout: 0 });
+        if (res.statusCode !== 200) misbehaved = `it answered /events with status ${res.statusCode}`;
+        else {
+          const framer = new SseFramer(MAX_LEADER_EVENT_BYTES);
+          for await (const chunk of res.body) {
+            const complete = framer.push(chunk as Buffer);
+            if (complete && hasChangedEvent(complete)) this.events.emit('remoteChanged');
+          }
         }
-      } catch {
-        /* the leader went away (or we were disposed) */
+      } catch (err) {
+        if (err instanceof SseEventTooLargeError) misbehaved = `it sent more than ${MAX_LEADER_EVENT_BYTES} bytes without ending an event`;
+        /* otherwise the leader went away (or we were disposed) */
+      } finally {
+        void client.destroy().catch(() => undefined);
       }
       if (ac.signal.aborted || this.disposed) return;
+      if (misbehaved) {
+        this.opts.log.warn(`proxy: stopped following the leading window: ${misbehaved}`);
+        this.retryLater();
+        return;
+      }
       this.opts.log.info('proxy: the leading window went away; taking over');
       // Spread the windows that race for the port a little.
       setTimeout(() => void this.start(), 50 + Math.random() * 200).unref();
     })();
   }
 
-  private setRole(role: ProxyRole): void {
+  /**
+   * Announces a new role (`detail` goes to the log only). The same role again — the retry
+   * loop finding the same program on the port — is neither logged nor announced.
+   */
+  private setRole(role: ProxyRole, detail?: string): void {
+    const prev = this.current;
+    if (prev.kind === role.kind && JSON.stringify(prev) === JSON.stringify(role)) return;
     this.current = role;
-    this.opts.log.info(`proxy: ${role.kind}${'url' in role ? ` at ${role.url}` : ''}${'reason' in role ? ` (${role.reason})` : ''}`);
+    this.opts.log.info(`proxy: ${role.kind}${'url' in role ? ` at ${role.url}` : ''}${'reason' in role ? ` (${role.reason}${detail ? `: ${detail}` : ''})` : ''}`);
     this.events.emit('role', role);
   }
 
@@ -149,4 +175,11 @@ export class SharedProxy {
     await server?.close(1_000);
     this.setRole({ kind: 'stopped' });
   }
+}
+
+/** Whether complete event bytes hold a `changed` event. */
+function hasChangedEvent(buf: Buffer): boolean {
+  let found = false;
+  forEachEvent(buf, (event) => !(found = event === 'changed'));
+  return found;
 }

@@ -5,6 +5,7 @@ import { SharedProxy, type ProxyRole } from '../../../src/proxy/http/sharedProxy
 import { silentLogger } from '../../../src/proxy/log';
 import { accounts, eventually, startHarness } from '../../support/routerHarness';
 import { freePort } from '../../support/net';
+import { proofFor, startPortHolder } from '../../support/squatter';
 
 describe('one proxy shared by several windows', () => {
   it('the first window leads, the second follows after an identity check, and takes over when the first goes away', async () => {
@@ -46,6 +47,64 @@ describe('one proxy shared by several windows', () => {
     } finally {
       await p.dispose();
       await new Promise<void>((r) => other.close(() => r()));
+    }
+  });
+
+  it('never sends the key to a squatter that answers like the proxy; reports the port taken once, and leads once it is free', async () => {
+    const key = 'real-client-key-0123456789abcdef';
+    const squatter = await startPortHolder();
+    const p = new SharedProxy({ host: '127.0.0.1', port: squatter.port, clientKey: key, log: silentLogger, retryMs: 50 });
+    const roles: ProxyRole[] = [];
+    p.events.on('role', (r: ProxyRole) => roles.push(r));
+    try {
+      const role = await p.start();
+      assert.equal(role.kind, 'blocked');
+      assert.match((role as { reason: string }).reason, new RegExp(`port ${squatter.port} is taken by another program`));
+      await eventually(() => squatter.requests.length >= 4, 3000, 'the retry loop asks again');
+      assert.equal(roles.length, 1, 'one announcement however often the retry finds the squatter');
+      assert.ok(!squatter.allHeaderText().includes(key), 'the key never reached the squatter');
+      assert.ok(
+        squatter.requests.every((r) => r.url.startsWith('/identity?')),
+        'it was only challenged',
+      );
+
+      await squatter.close();
+      await eventually(() => p.role.kind === 'leader', 3000, 'the window takes the freed port');
+    } finally {
+      await p.dispose();
+      await squatter.close();
+    }
+  });
+
+  it('stops following a leader that streams endless bytes without ending an event, long before 16 MiB', async () => {
+    const key = 'real-client-key-0123456789abcdef';
+    let sent = 0;
+    let cut = false;
+    const leader = await startPortHolder(0, (req, res, port) => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      res.writeHead(200, { 'content-type': url.pathname === '/events' ? 'text/event-stream' : 'application/json' });
+      if (url.pathname === '/identity') return res.end(JSON.stringify({ proof: proofFor(key, port, url.searchParams.get('nonce') ?? '') }));
+      if (url.pathname !== '/events') return res.end('{"service":"claude-router"}');
+      const chunk = Buffer.alloc(64 * 1024, 'x');
+      const pump = () => {
+        while (!cut && sent < 64 * 1024 * 1024) {
+          sent += chunk.length;
+          if (!res.write(chunk)) return void res.once('drain', pump);
+        }
+      };
+      res.on('close', () => (cut = true));
+      pump();
+    });
+    const p = new SharedProxy({ host: '127.0.0.1', port: leader.port, clientKey: key, log: silentLogger, retryMs: 60_000 });
+    try {
+      assert.equal((await p.start()).kind, 'follower');
+      await eventually(() => cut, 10_000, 'the follower cuts the stream');
+      assert.ok(sent < 8 * 1024 * 1024, `the leader got ${sent} bytes out before the cut`);
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal(leader.requests.filter((r) => r.url === '/events').length, 1, 'no immediate reconnect');
+    } finally {
+      await p.dispose();
+      await leader.close();
     }
   });
 });

@@ -40,6 +40,20 @@ async function status(a: ClaudeRouterApi): Promise<any> {
 
 const routing = () => vscode.workspace.getConfiguration('claudeRouter.routing');
 
+/** What a new integrated terminal sees of the router's environment: ANTHROPIC_BASE_URL and CLAUDE_CODE_OAUTH_TOKEN. */
+async function newTerminalEnv(): Promise<{ url: string; key: string }> {
+  const out = path.join(mkdtempSync(path.join(os.tmpdir(), 'router-term-')), 'env.txt');
+  const terminal = vscode.window.createTerminal({ name: 'router-env-check' });
+  try {
+    terminal.sendText(`printf '%s\\n%s\\n' "$ANTHROPIC_BASE_URL" "$CLAUDE_CODE_OAUTH_TOKEN" > '${out}.tmp' && mv '${out}.tmp' '${out}'`);
+    const text = await eventually(() => (existsSync(out) ? readFileSync(out, 'utf8') : undefined), 15_000, 'the terminal output');
+    const [url, key] = text.split('\n');
+    return { url, key };
+  } finally {
+    terminal.dispose();
+  }
+}
+
 describe('Claude Router in the extension host', function () {
   this.timeout(30_000);
 
@@ -198,5 +212,54 @@ describe('Claude Router in the extension host', function () {
     assert.ok(['work', 'personal', 'team'].includes(res.headers.get('x-claude-router-account') ?? ''));
     await vscode.commands.executeCommand('claudeRouter.stopSimulated');
     assert.equal(a.service.simulated, false);
+  });
+
+  it('rotates the local client key: the old one gets 401 at once, the new one works, a new terminal gets it', async function () {
+    if (process.platform === 'win32') this.skip();
+    const a = await api();
+    const old = a.clientKey();
+    await vscode.commands.executeCommand('claudeRouter.rotateClientKey');
+    const fresh = a.clientKey();
+    assert.notEqual(fresh, old);
+    assert.equal((await fetch(`${a.url()}/status`, { headers: { 'x-claude-router-key': old } })).status, 401, 'the old key is refused');
+    assert.equal((await fetch(`${a.url()}/status`, { headers: { 'x-claude-router-key': fresh } })).status, 200, 'the new key works');
+    const env = await newTerminalEnv();
+    assert.equal(env.key, fresh, 'a new terminal gets the new key');
+    assert.equal(env.url, a.url());
+  });
+
+  it('adopts a key another window stored in the shared SecretStorage: the previous one gets 401', async () => {
+    const a = await api();
+    const before = a.clientKey();
+    const stored = `clr-${'x'.repeat(43)}`;
+    // What a window that rotated the key does; this window hears of it through SecretStorage's change event.
+    const secrets = (a.service as unknown as { context: vscode.ExtensionContext }).context.secrets;
+    await secrets.store('claudeRouter.clientKey', stored);
+    await eventually(() => a.clientKey() === stored, 8000, 'the stored key adopted');
+    assert.equal((await fetch(`${a.url()}/status`, { headers: { 'x-claude-router-key': before } })).status, 401);
+    assert.equal((await fetch(`${a.url()}/status`, { headers: { 'x-claude-router-key': stored } })).status, 200);
+    await vscode.commands.executeCommand('claudeRouter.rotateClientKey'); // leave a random key behind
+  });
+
+  // Run only by test/vscode/extensionHost.test.ts's squatted-port case, which holds the port with a
+  // squatter (test/support/squatter.ts) before the window starts and names it here.
+  it('squatted port: sends the squatter no key, gives new terminals no router environment, and takes the port once it is free', async function () {
+    const squatter = process.env.CLAUDE_ROUTER_TEST_SQUATTER;
+    if (!squatter || process.platform === 'win32') this.skip();
+    this.timeout(60_000);
+    const a = await api();
+    const role = a.service.role;
+    assert.equal(role.kind, 'blocked');
+    assert.match((role as { reason: string }).reason, /is taken by another program/);
+    const empty = await newTerminalEnv();
+    assert.deepEqual(empty, { url: '', key: '' }, 'no router environment while another program holds the port');
+    const recorded = JSON.stringify(await (await fetch(`${squatter}/__recorded`)).json());
+    assert.match(recorded, /\/identity\?nonce=/, 'the squatter was challenged');
+    assert.ok(!recorded.includes(a.clientKey()), 'the squatter never received the key');
+
+    await fetch(`${squatter}/__leave`);
+    await eventually(() => a.service.role.kind === 'leader', 30_000, 'the window takes the freed port');
+    const env = await newTerminalEnv();
+    assert.deepEqual(env, { url: a.url(), key: a.clientKey() }, 'the environment is applied once the window leads');
   });
 });

@@ -1,0 +1,53 @@
+/**
+ * `claude-router rotate-key`: replaces the local client key in `<state-dir>/client-key` (0600).
+ * A proxy running from that state directory watches the file and takes the new key within a
+ * second; the command waits until the proxy proves it holds the new key (the identity
+ * challenge, which sends no key) so that, when it returns, the old key is already refused.
+ */
+import { parseArgs } from 'node:util';
+import { verifyHolder } from '../proxy/http/identity';
+import { configFromArgs, UsageError } from './args';
+import { stateDirOf } from './runtime';
+import { clientKeyFile, rotateClientKeyFile, runningProxyUrl } from './stateDir';
+
+/** How long the command waits for a running proxy to take the new key, ms. */
+const ADOPT_TIMEOUT_MS = 5_000;
+
+/**
+ * @returns 0 when the key was replaced (and a running proxy took it), 1 when a running proxy did
+ * not take it in time
+ * @throws UsageError when the config file sets `client-key` (the key lives there, not in the state directory)
+ */
+export async function runRotateKey(argv: string[]): Promise<number> {
+  const { values } = parseArgs({ args: argv, options: { config: { type: 'string', short: 'c' } }, strict: true });
+  const { config, path } = await configFromArgs(values.config, true);
+  if (config.clientKey !== undefined) throw new UsageError(`${path} sets client-key: change it there (a running proxy reloads the file)`);
+  const dir = stateDirOf(config);
+  const key = rotateClientKeyFile(dir);
+  const file = clientKeyFile(dir);
+  process.stdout.write(`new client key written to ${file}\n`);
+  const url = runningProxyUrl(dir);
+  if (url) {
+    if (!(await provesKey(url, key))) {
+      process.stderr.write(`claude-router: the proxy at ${url} has not taken the new key within ${ADOPT_TIMEOUT_MS / 1000} s; restart it\n`);
+      return 1;
+    }
+    process.stdout.write(`the proxy at ${url} now refuses the previous key\n`);
+  }
+  process.stdout.write(`clients need the new key: start them from a new shell with CLAUDE_CODE_OAUTH_TOKEN="$(cat ${file})"\n`);
+  return 0;
+}
+
+/** Whether the proxy at `url` proves it holds `key` within ADOPT_TIMEOUT_MS (asked every 100 ms). */
+async function provesKey(url: string, key: string): Promise<boolean> {
+  const deadline = Date.now() + ADOPT_TIMEOUT_MS;
+  for (;;) {
+    const holder = await verifyHolder(url, key, { timeoutMs: 1_000 });
+    if (holder.kind === 'ours') {
+      await holder.client.close();
+      return true;
+    }
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

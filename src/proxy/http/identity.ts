@@ -1,0 +1,139 @@
+/**
+ * Proof of identity between a client that holds the local key and whatever listens on the
+ * router's port, without revealing the key (docs/security.md#sharing-one-port).
+ *
+ * The client picks a random nonce (32 bytes, 64 lowercase hex digits) and asks
+ * `GET /identity?nonce=<nonce>`; the router answers `{"proof": "<hex>"}` with
+ * `HMAC-SHA256(key, "claude-router identity v1\n" + <port it accepted the connection on> + "\n" + nonce)`.
+ * Only a holder of the key can compute it; the port in the proof stops a program on our port
+ * from relaying the challenge to a real router listening on another one. The client compares in
+ * constant time and sends the key only on the same connection afterwards (a second connection is
+ * never opened), so a holder that changes in between never receives it.
+ */
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { buildConnector, Client } from 'undici';
+
+/** The endpoint that answers the challenge (open: no client key). */
+export const IDENTITY_PATH = '/identity';
+/** The nonce: 32 random bytes as 64 lowercase hex digits, nothing else. */
+const NONCE = /^[0-9a-f]{64}$/;
+/** Separates these proofs from any other use of the key. */
+const CONTEXT = 'claude-router identity v1\n';
+/** The most bytes of an answer to the challenge a client reads (a proof answer is ~80). */
+const MAX_ANSWER_BYTES = 1024;
+
+/**
+ * The proof for one challenge.
+ * @param key the local client key
+ * @param port the port the router accepted the connection on
+ * @param nonce 64 lowercase hex digits
+ * @returns 64 lowercase hex digits
+ */
+export function identityProof(key: string, port: number, nonce: string): string {
+  return createHmac('sha256', key).update(`${CONTEXT}${port}\n${nonce}`).digest('hex');
+}
+
+/**
+ * The router's answer to `GET /identity?<query>` on a connection accepted on `port`: the proof,
+ * or a refusal when the nonce is not exactly 64 lowercase hex digits. Fixed size, nothing else.
+ */
+export function answerIdentity(query: string, key: string, port: number): { ok: true; json: string } | { ok: false; message: string } {
+  const params = new URLSearchParams(query);
+  const nonce = params.get('nonce');
+  if (nonce === null || !NONCE.test(nonce) || [...params.keys()].length !== 1) return { ok: false, message: 'Claude Router: /identity takes one nonce of 64 hex digits.' };
+  return { ok: true, json: JSON.stringify({ proof: identityProof(key, port, nonce) }) };
+}
+
+/** Who holds the port: our router (with the connection it proved itself on), another program, or nobody. */
+export type PortHolder = { kind: 'ours'; client: Client } | { kind: 'foreign'; why: string } | { kind: 'free' };
+
+export interface VerifyOptions {
+  /** How long the holder may take to answer, ms (default 3000). */
+  timeoutMs?: number;
+}
+
+/**
+ * Challenges whoever listens at `url` (`http://host:port`) and returns the connection it proved
+ * itself on. The client of an `ours` answer sends nothing over another connection: if that one
+ * closes, later requests fail instead of reaching whoever holds the port by then. The caller
+ * closes it. Never throws; never sends the key.
+ */
+export async function verifyHolder(url: string, key: string, opts: VerifyOptions = {}): Promise<PortHolder> {
+  const origin = new URL(url);
+  const port = Number(origin.port) || (origin.protocol === 'https:' ? 443 : 80);
+  const timeoutMs = opts.timeoutMs ?? 3_000;
+  const client = new Client(origin.origin, { connect: oneConnection(timeoutMs), pipelining: 1, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+  const nonce = randomBytes(32).toString('hex');
+  try {
+    // One deadline for the whole answer: a holder that trickles bytes cannot keep the client waiting.
+    const res = await client.request({ method: 'GET', path: `${IDENTITY_PATH}?nonce=${nonce}`, signal: AbortSignal.timeout(timeoutMs) });
+    const text = await readCapped(res.body, MAX_ANSWER_BYTES);
+    if (res.statusCode !== 200 || text === undefined) throw new NotProven(`it answered ${IDENTITY_PATH} with ${text === undefined ? 'too much' : `status ${res.statusCode}`}`);
+    const proof = (JSON.parse(text) as { proof?: unknown }).proof;
+    if (typeof proof !== 'string' || !sameProof(proof, identityProof(key, port, nonce))) throw new NotProven('its proof does not match the client key');
+    return { kind: 'ours', client };
+  } catch (err) {
+    void client.destroy().catch(() => undefined);
+    const code = (err as NodeJS.ErrnoException).code ?? (err as { cause?: NodeJS.ErrnoException }).cause?.code;
+    if (code === 'ECONNREFUSED') return { kind: 'free' };
+    return { kind: 'foreign', why: err instanceof NotProven ? err.message : 'it did not answer the identity challenge' };
+  }
+}
+
+/** A reason the holder failed the challenge (safe to show: no key, no proof). */
+class NotProven extends Error {}
+
+/** Constant-time equality of two proofs (a candidate of another length is unequal, in the same time). */
+function sameProof(candidate: string, want: string): boolean {
+  const got = Buffer.from(candidate);
+  const expected = Buffer.from(want);
+  const sameLength = got.length === expected.length;
+  return timingSafeEqual(sameLength ? got : expected, expected) && sameLength;
+}
+
+/** The body as text, or undefined (and the rest discarded) past `limit` bytes. */
+async function readCapped(body: AsyncIterable<Buffer>, limit: number): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > limit) return undefined; // leaving the loop destroys the body
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** A connector that connects once: a second connection would reach whoever holds the port by then. */
+function oneConnection(timeoutMs: number): buildConnector.connector {
+  const connect = buildConnector({ timeout: timeoutMs });
+  let used = false;
+  return (options, callback) => {
+    if (used) return callback(new Error('the verified connection to the router closed'), null);
+    used = true;
+    connect(options, callback);
+  };
+}
+
+/**
+ * GETs `paths` from the router at `url`, sending `key` only on the connection its holder proved
+ * itself on (pipelined, in order).
+ * @returns each path's status code and body text
+ * @throws Error naming the holder's failure (no key in it) when the holder is not our router or does not answer
+ */
+export async function fetchFromRouter(url: string, key: string, paths: string[], opts: VerifyOptions = {}): Promise<{ statusCode: number; text: string }[]> {
+  const holder = await verifyHolder(url, key, opts);
+  if (holder.kind === 'free') throw new Error(`no proxy answers at ${url} (nothing listens there)`);
+  if (holder.kind === 'foreign') throw new Error(`the program at ${url} could not prove it is Claude Router (${holder.why}); the client key was not sent to it`);
+  const { client } = holder;
+  try {
+    const headers = { 'x-claude-router-key': key };
+    return await Promise.all(
+      paths.map(async (path) => {
+        const res = await client.request({ method: 'GET', path, headers });
+        return { statusCode: res.statusCode, text: await res.body.text() };
+      }),
+    );
+  } finally {
+    await client.close().catch(() => undefined);
+  }
+}
