@@ -7,6 +7,8 @@
 import * as vscode from 'vscode';
 import { request } from 'undici';
 import type { DecisionRecord } from '../routing/decision';
+import { readDecisionRecord } from '../routing/decisionRead';
+import { toStickyKeyHash } from '../routing/identify';
 import type { StatusReport } from '../proxy/status/status';
 import type { RouterService } from './routerService';
 
@@ -62,7 +64,7 @@ export class RouterModel implements vscode.Disposable {
         const d = await request(`${role.url}/decisions?limit=200`, { headers, headersTimeout: 3000, bodyTimeout: 3000 });
         const [status, decisions] = [await s.body.text(), await d.body.text()];
         if (s.statusCode !== 200 || d.statusCode !== 200) throw new Error(`the leading window answered ${s.statusCode}`);
-        return { status: JSON.parse(status) as StatusReport, decisions: JSON.parse(decisions) as DecisionRecord[] };
+        return { status: hashedSessions(JSON.parse(status) as StatusReport), decisions: (JSON.parse(decisions) as unknown[]).map(readDecisionRecord).filter((r) => r !== null) };
       }
       return { error: role.kind === 'blocked' ? role.reason : 'the proxy is stopped' };
     } catch (err) {
@@ -76,4 +78,9 @@ export class RouterModel implements vscode.Disposable {
     this.subscription.dispose();
     this.emitter.dispose();
   }
+}
+
+/** A leading window of an older version reports raw session ids: the views show only hashes. */
+function hashedSessions(status: StatusReport): StatusReport {
+  return { ...status, sessions: status.sessions.map((b) => ({ ...b, sessionId: toStickyKeyHash(b.sessionId) })) };
 }

@@ -16,7 +16,7 @@ export function plan(ctx: RequestContext): void {
   const config = ctx.generation.config;
   const isMessages = ctx.route === 'messages';
   ctx.params = metricsParams(config.policy, ctx.info.model);
-  const plan = (ctx.plan = planFor(s.state, config, ctx.params, ctx.info.sessionId, s.now(), isMessages));
+  const plan = (ctx.plan = planFor(s.state, config, ctx.params, ctx.info.sticky.keyHash, s.now(), isMessages));
   if (plan.policyError) logPolicyError(s, plan.policyError);
   if (isMessages) {
     s.state.countRequestStarted();
