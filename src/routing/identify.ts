@@ -16,7 +16,7 @@
  * are negligible at the affinity store's 5 000 sessions). One id has one hash whichever of
  * the header or the metadata carried it.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /** Where the sticky key came from. */
 export type StickyKeySource = 'header' | 'metadata' | 'fingerprint' | 'none';
@@ -59,9 +59,9 @@ const MAX_DEPTH = 32;
 /** A key hash: 16 lowercase hex digits. */
 const KEY_HASH = /^[0-9a-f]{16}$/;
 
-/** First 16 lowercase hex digits of SHA-256 of `key` (UTF-8). */
+/** First 16 lowercase hex digits of SHA-256 of `key` (UTF-8). One-shot `hash` (Node ≥ 20.12): a third of `createHash`'s cost for a short key. */
 export function stickyKeyHash(key: string): string {
-  return createHash('sha256').update(key).digest('hex').slice(0, 16);
+  return hash('sha256', key, 'hex').slice(0, 16);
 }
 
 /** Whether `value` already has a key hash's shape (16 lowercase hex digits). */

@@ -143,4 +143,24 @@ describe('private session keys: nothing the router writes or shows holds a raw s
       assert.ok(bound.has(hash!), 'and is bound by its fingerprint hash');
     }
   });
+
+  it('session-fingerprint: false: a request without an id gets no key and no binding; ids still count', async () => {
+    const h = await startHarness(accounts('a', 'b'), { routing: { sessionAffinity: true, sessionFingerprint: false } });
+    try {
+      const c: Conversation = { via: 'none', id: '', system: 'a system prompt', opening: 'an opening' };
+      for (let n = 0; n < 2; n++) assert.equal((await callRouter(h, { body: turnBody(c, n) })).status, 200);
+      assert.equal((await callRouter(h, { session: 'with-an-id', body: turnBody(c, 0) })).status, 200);
+      await h.router.close();
+      assert.deepEqual(
+        h.decisions().map((d) => [d.stickyKeySource, d.stickyKind, d.stickyKeyHash]),
+        [
+          ['none', 'none', null],
+          ['none', 'none', null],
+          ['header', 'session', stickyKeyHash('with-an-id')],
+        ],
+      );
+    } finally {
+      await h.close();
+    }
+  });
 });
