@@ -27,6 +27,7 @@ export function plan(ctx: RequestContext): void {
 /**
  * The plan for a request under `config` at `now` (epoch ms). Only Messages calls use session
  * affinity and spill; the others go by ranking alone.
+ * @param sessionId the sticky key's hash (src/routing/identify.ts), or null: never a raw id
  */
 export function planFor(state: RouterState, config: RuntimeConfig, params: MetricsParams, sessionId: string | null, now: number, isMessages: boolean): RoutePlan {
   const { policy } = config;
