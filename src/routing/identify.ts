@@ -90,7 +90,7 @@ export function identify(input: IdentifyInput): StickyIdentity {
  * has no second one (the second is the first answer), so a key over two would change between
  * its first and second request. Null when the body has none of the three.
  */
-export function stableHead(body: unknown): string | null {
+function stableHead(body: unknown): string | null {
   if (!body || typeof body !== 'object' || Array.isArray(body)) return null;
   const b = body as Record<string, unknown>;
   const system = new BoundedText();
