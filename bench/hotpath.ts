@@ -24,6 +24,7 @@ import { parseUnifiedHeaders } from '../src/quota/headers';
 import { mergeSnapshot } from '../src/quota/merge';
 import { modelFamily } from '../src/quota/family';
 import { forEachEvent, SseFramer } from '../src/proxy/relay/sse';
+import { identify } from '../src/routing/identify';
 import { computeMetrics } from '../src/routing/metrics';
 import { planRoute, type PlanAccount } from '../src/routing/plan';
 import { DEFAULT_POLICY } from '../src/routing/policy';
@@ -154,7 +155,9 @@ export async function runHotpath(quick: boolean): Promise<HotpathRow[]> {
   const facts: RequestFacts = {
     ts: new Date(now).toISOString(),
     requestId: 'req_router_abcdefghijkl',
-    sessionId: 'b3f0c7a2-5d1e-4c8b-9a6f-000000000001',
+    stickyKeySource: 'header',
+    stickyKind: 'session',
+    stickyKeyHash: '0123456789abcdef',
     path: '/v1/messages',
     model: 'claude-sonnet-4-5-20250929',
     stream: false,
@@ -176,8 +179,12 @@ export async function runHotpath(quick: boolean): Promise<HotpathRow[]> {
   add('checkClientKey (timingSafeEqual)', () => checkClientKey(head, clientKey));
   const smallBody = RequestBody.of(small);
   const largeBody = new RequestBody([large.subarray(0, 65536), large.subarray(65536, 131072), large.subarray(131072, 196608), large.subarray(196608)], large.length);
-  add('inspectRequest, small body (head regex)', () => inspectRequest(head.sessionId, smallBody));
-  add('inspectRequest, 250 KB body in 4 chunks (head regex)', () => inspectRequest(head.sessionId, largeBody));
+  add('inspectRequest, small body (head regex)', () => inspectRequest(head.sessionId, smallBody, true));
+  add('inspectRequest, 250 KB body in 4 chunks (head regex)', () => inspectRequest(head.sessionId, largeBody, true));
+  const headerId = 'b3f0c7a2-5d1e-4c8b-9a6f-000000000001';
+  add('identify: session id from the header (one SHA-256 of the id)', () => identify({ headerId, metadataId: null, body: undefined, fingerprint: true }));
+  const parsedLarge: unknown = JSON.parse(large.toString('utf8'));
+  add('identify: fingerprint of a parsed 250 KB body (no id; bounded head)', () => identify({ headerId: null, metadataId: null, body: parsedLarge, fingerprint: true }));
   add('modelFamily + computeMetrics × 3 + planRoute (plan)', () => (modelFamily('claude-sonnet-4-5-20250929'), plan3()));
   add('upstreamHeaders (copy + credential + betas)', () => upstreamHeaders(head, 'oauth', accounts[0].accessToken));
   add('parseUnifiedHeaders + mergeSnapshot (recordEvidence)', () => mergeSnapshot(snapshot, parseUnifiedHeaders(upHeaders, now)!));

@@ -5,11 +5,12 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { DecisionRecord } from '../routing/decision';
+import { readDecisionRecord } from '../routing/decisionRead';
 import { computeReport, formatReport } from '../routing/report';
 import { replayDecisions } from '../routing/replay';
 import { UsageError } from './args';
 
-/** Reads JSONL decision logs; lines that are not decision records are counted, not fatal. */
+/** Reads JSONL decision logs (schema version 1 or 2, see readDecisionRecord); lines that are not decision records are counted, not fatal. */
 export function readDecisionLogs(files: readonly string[]): { records: DecisionRecord[]; badLines: number } {
   const records: DecisionRecord[] = [];
   let badLines = 0;
@@ -23,8 +24,8 @@ export function readDecisionLogs(files: readonly string[]): { records: DecisionR
     for (const line of text.split('\n')) {
       if (!line.trim()) continue;
       try {
-        const r = JSON.parse(line) as DecisionRecord;
-        if (r && r.schemaVersion === 1 && typeof r.ts === 'string') records.push(r);
+        const r = readDecisionRecord(JSON.parse(line));
+        if (r) records.push(r);
         else badLines++;
       } catch {
         badLines++;

@@ -27,6 +27,7 @@ export const routingSchema = z.strictObject({
   preferPrimary: z.boolean().optional(),
   primaryAccount: z.string().min(1).optional(),
   sessionAffinity: z.boolean().optional(),
+  sessionFingerprint: z.boolean().optional(),
   sessionAffinityIdleTtlMs: z.number().int().min(60_000).max(86_400_000).optional(),
   spillInflight: z.number().int().min(0).max(100).optional(),
   maxInflightPerAccount: z.number().int().min(0).max(10_000).optional(),

@@ -1,5 +1,6 @@
 /**
- * Session-affinity store: which account a Claude Code session is bound to.
+ * Session-affinity store: which account a Claude Code session is bound to, keyed by the
+ * session's sticky-key hash (src/routing/identify.ts; never a raw session id).
  *
  * Least-recently-bound eviction at a fixed capacity (lru-cache, read with
  * `peek` so a read never refreshes recency), and an idle TTL counted from the
@@ -21,6 +22,7 @@ export interface SessionBinding {
 
 /** A saved binding, for persistence across restarts. */
 export interface SavedBinding extends SessionBinding {
+  /** The sticky key's hash (src/routing/identify.ts), which the store is keyed by. */
   sessionId: string;
 }
 

@@ -1,11 +1,13 @@
 /**
  * The decision record: one JSON object per request, appended to
  * `decisions.jsonl`. The UI, `/status`, `report` and `replay` all read it.
- * Schema version 1; fields are only ever added.
+ * Schema version 2, field by field in docs/decision-record.md; version 1 lines are read
+ * through `readDecisionRecord` (decisionRead.ts).
  *
  * JSON has no Infinity, so "+∞" times (no reset, no cooldown) are recorded as
  * `null` and restored by `metricsFromRecord`.
  */
+import type { StickyKeySource, StickyKind } from './identify';
 import type { AccountMetrics } from './metrics';
 import type { RoutingPolicy } from './policy';
 import type { AffinityOutcome, CandidateVerdict, RoutePlan, SelectionReason, SpillOutcome } from './plan';
@@ -52,11 +54,15 @@ export interface UsageRecord {
 export type DecisionOutcome = 'success' | 'client_error' | 'upstream_error' | 'no_usable_account' | 'truncated' | 'error_after_commit' | 'client_abort';
 
 export interface DecisionRecord {
-  schemaVersion: 1;
+  schemaVersion: 2;
   /** ISO-8601 time the request arrived. */
   ts: string;
   requestId: string;
-  sessionId: string | null;
+  /** Where the sticky key came from; `unknown` only in a version 1 record read by `readDecisionRecord`. */
+  stickyKeySource: StickyKeySource | 'unknown';
+  stickyKind: StickyKind;
+  /** First 16 lowercase hex digits of SHA-256 of the sticky key; null when there is none. Never the key itself. */
+  stickyKeyHash: string | null;
   path: string;
   model: string | null;
   stream: boolean;
@@ -126,7 +132,7 @@ export function metricsFromRecord(r: RecordedMetrics): AccountMetrics {
 }
 
 /** What is known of a request before it is planned (the record's head). */
-export type RequestFacts = Pick<DecisionRecord, 'ts' | 'requestId' | 'sessionId' | 'path' | 'model' | 'stream'>;
+export type RequestFacts = Pick<DecisionRecord, 'ts' | 'requestId' | 'stickyKeySource' | 'stickyKind' | 'stickyKeyHash' | 'path' | 'model' | 'stream'>;
 
 /** How a request ended (the record's tail). */
 export type OutcomeFacts = Pick<DecisionRecord, 'servedBy' | 'servedByFallback' | 'attempts' | 'outcome' | 'status' | 'usage' | 'durationMs'>;
@@ -138,10 +144,12 @@ export type OutcomeFacts = Pick<DecisionRecord, 'servedBy' | 'servedByFallback' 
  */
 export function buildDecisionRecord(req: RequestFacts, plan: RoutePlan, policy: RoutingPolicy, out: OutcomeFacts): DecisionRecord {
   return {
-    schemaVersion: 1,
+    schemaVersion: 2,
     ts: req.ts,
     requestId: req.requestId,
-    sessionId: req.sessionId,
+    stickyKeySource: req.stickyKeySource,
+    stickyKind: req.stickyKind,
+    stickyKeyHash: req.stickyKeyHash,
     path: req.path,
     model: req.model,
     stream: req.stream,

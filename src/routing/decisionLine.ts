@@ -21,7 +21,8 @@ export class DecisionLineEncoder {
   /** The record as JSON, without a trailing newline. Never throws for a well-typed record. */
   encode(r: DecisionRecord): string {
     return (
-      `{"schemaVersion":${num(r.schemaVersion)},"ts":${str(r.ts)},"requestId":${str(r.requestId)},"sessionId":${strOrNull(r.sessionId)}` +
+      `{"schemaVersion":${num(r.schemaVersion)},"ts":${str(r.ts)},"requestId":${str(r.requestId)},"stickyKeySource":${str(r.stickyKeySource)}` +
+      `,"stickyKind":${str(r.stickyKind)},"stickyKeyHash":${strOrNull(r.stickyKeyHash)}` +
       `,"path":${str(r.path)},"model":${strOrNull(r.model)},"stream":${r.stream},"strategy":${str(r.strategy)},"ranking":${str(r.ranking)}` +
       `,"policy":{"ranking":${str(r.policy.ranking)},"preferPrimary":${r.policy.preferPrimary},"sessionAffinity":${r.policy.sessionAffinity}` +
       `,"sessionAffinityIdleTtlMs":${num(r.policy.sessionAffinityIdleTtlMs)},"spillInflight":${num(r.policy.spillInflight)},"quotaRouting":${r.policy.quotaRouting}}` +

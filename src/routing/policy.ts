@@ -17,6 +17,8 @@ export interface RoutingPolicy {
   /** Label of the configured primary account, if any. */
   primaryAccount: string | undefined;
   sessionAffinity: boolean;
+  /** A request without a session id is keyed by a fingerprint of its stable head (src/routing/identify.ts). */
+  sessionFingerprint: boolean;
   /** Idle time after which a binding is dropped, ms (60 000–86 400 000). */
   sessionAffinityIdleTtlMs: number;
   /** Spill threshold in in-flight requests; 0 = off. */
@@ -33,13 +35,14 @@ export interface RoutingPolicy {
   quotaRouting: boolean;
 }
 
-/** The defaults: exactly expiry-first fill-first with every modifier off. */
+/** The defaults: exactly expiry-first fill-first with every modifier off (the fingerprint only names a key; it routes nothing without affinity). */
 export const DEFAULT_POLICY: Readonly<RoutingPolicy> = Object.freeze({
   strategy: 'fill-first',
   accountRanking: 'expiry-first',
   preferPrimary: false,
   primaryAccount: undefined,
   sessionAffinity: false,
+  sessionFingerprint: true,
   sessionAffinityIdleTtlMs: 3_600_000,
   spillInflight: 0,
   maxInflightPerAccount: 0,

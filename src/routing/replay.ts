@@ -29,7 +29,7 @@ function replayable(r: DecisionRecord): boolean {
 }
 
 /**
- * @param records decision records (schemaVersion 1)
+ * @param records decision records (as `readDecisionRecord` gives them)
  * @param ranking the ranking to replay with
  * @param all re-rank records made under another ranking too (a what-if), not only those made under `ranking`
  */

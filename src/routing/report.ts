@@ -2,8 +2,8 @@
  * The design seed's rollout metrics, computed from a decision log. Pure.
  *
  * Definitions (so two reports are comparable):
- * - session request: a `/v1/messages` decision with a session id that an
- *   account served;
+ * - session request: a `/v1/messages` decision with a sticky key (its hash: a session id
+ *   or a conversation fingerprint) that an account served;
  * - mid-session switch: a session request served by a different non-fallback
  *   account than the session's previous non-fallback served request;
  * - A→B→A ping-pong: a switch back to the account the session left, within
@@ -70,18 +70,19 @@ export function computeReport(input: readonly DecisionRecord[]): PolicyReport {
       fallbackServed++;
       continue;
     }
-    if (!r.sessionId) continue;
+    const key = r.stickyKeyHash;
+    if (!key) continue;
     sessionRequests++;
-    sessions.add(r.sessionId);
+    sessions.add(key);
     const at = Date.parse(r.ts);
-    const prev = last.get(r.sessionId);
+    const prev = last.get(key);
     if (prev && prev.account !== r.servedBy) {
       switches++;
       switchCache += r.usage?.cacheCreationInputTokens ?? 0;
       if (prev.from && prev.from.account === r.servedBy && at - prev.from.leftAtMs <= PING_PONG_WINDOW_MS) pingPong++;
-      last.set(r.sessionId, { account: r.servedBy, atMs: at, from: { account: prev.account, leftAtMs: at } });
+      last.set(key, { account: r.servedBy, atMs: at, from: { account: prev.account, leftAtMs: at } });
     } else {
-      last.set(r.sessionId, { account: r.servedBy, atMs: at, from: prev?.from });
+      last.set(key, { account: r.servedBy, atMs: at, from: prev?.from });
     }
   }
 

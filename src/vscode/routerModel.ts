@@ -6,6 +6,8 @@
  */
 import * as vscode from 'vscode';
 import type { DecisionRecord } from '../routing/decision';
+import { readDecisionRecord } from '../routing/decisionRead';
+import { toStickyKeyHash } from '../routing/identify';
 import type { StatusReport } from '../proxy/status/status';
 import { fetchFromRouter } from '../proxy/http/identity';
 import type { RouterService } from './routerService';
@@ -61,7 +63,7 @@ export class RouterModel implements vscode.Disposable {
         const [s, d] = await fetchFromRouter(role.url, this.service.clientKey, ['/status', '/decisions?limit=200']);
         const [status, decisions] = [s.text, d.text];
         if (s.statusCode !== 200 || d.statusCode !== 200) throw new Error(`the leading window answered ${s.statusCode}`);
-        return { status: JSON.parse(status) as StatusReport, decisions: JSON.parse(decisions) as DecisionRecord[] };
+        return { status: hashedSessions(JSON.parse(status) as StatusReport), decisions: (JSON.parse(decisions) as unknown[]).map(readDecisionRecord).filter((r) => r !== null) };
       }
       return { error: role.kind === 'blocked' ? role.reason : 'the proxy is stopped' };
     } catch (err) {
@@ -75,4 +77,9 @@ export class RouterModel implements vscode.Disposable {
     this.subscription.dispose();
     this.emitter.dispose();
   }
+}
+
+/** A leading window of an older version reports raw session ids: the views show only hashes. */
+function hashedSessions(status: StatusReport): StatusReport {
+  return { ...status, sessions: status.sessions.map((b) => ({ ...b, sessionId: toStickyKeyHash(b.sessionId) })) };
 }

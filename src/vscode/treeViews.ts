@@ -136,7 +136,7 @@ export class SessionsTreeProvider implements vscode.TreeDataProvider<SessionNode
     const item = new vscode.TreeItem(node.sessionId.slice(0, 8), vscode.TreeItemCollapsibleState.None);
     item.id = `session:${node.sessionId}`;
     item.description = `${node.account} · idle expiry in ${formatDuration(Math.round(node.idleLeftMs / 1000))}`;
-    item.tooltip = `Session ${node.sessionId}\nbound to ${node.account}`;
+    item.tooltip = `Session key hash ${node.sessionId}\nbound to ${node.account}`;
     item.iconPath = new vscode.ThemeIcon('comment-discussion');
     return item;
   }

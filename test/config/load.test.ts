@@ -82,6 +82,8 @@ describe('config/load', () => {
     assert.equal(p.sessionSoftLimit, DEFAULT_POLICY.sessionSoftLimit);
     assert.equal(p.quotaRouting, true);
     assert.equal(policyFrom(cfg.routing, { CLAUDE_ROUTER_QUOTA_ROUTING: ' OFF ' }).quotaRouting, false);
+    assert.equal(p.sessionFingerprint, true, 'the fingerprint is on by default');
+    assert.equal(policyFrom(ok(parseConfigText('routing:\n  session-fingerprint: false\n')).routing, {}).sessionFingerprint, false);
   });
 
   describe('routing key ranges (edges)', () => {
@@ -95,6 +97,7 @@ describe('config/load', () => {
       ['account-ranking', ['expiry-first', 'headroom-first'], ['expiry', 1]],
       ['prefer-primary', [true, false], ['yes', 1]],
       ['session-affinity', [true, false], ['true']],
+      ['session-fingerprint', [true, false], ['false', 0]],
       ['allow-overage', [true, false], [0]],
       ['primary-account', ['work'], ['', 5]],
     ];

@@ -10,6 +10,7 @@ describe('VS Code settings → routing policy', () => {
       'preferPrimary',
       'primaryAccount',
       'sessionAffinity',
+      'sessionFingerprint',
       'sessionAffinityIdleTtlMs',
       'spillInflight',
       'maxInflightPerAccount',

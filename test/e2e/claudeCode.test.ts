@@ -15,6 +15,7 @@ import { request } from 'undici';
 import { startFakeUpstream, type FakeUpstream, type SimAccountSpec, type SimRequestRecord } from '../../src/sim';
 import { claudeCodeEnvironment } from '../../src/proxy/http/clientEnv';
 import type { DecisionRecord } from '../../src/routing/decision';
+import { stickyKeyHash } from '../../src/routing/identify';
 import type { StatusReport } from '../../src/proxy/status/status';
 import { claudeCodeBinary, runClaudeCode, type ClaudeCodeResult } from '../support/claudeCode';
 import { proxyConfigYaml, startRouterCli, type CliProcess } from '../support/routerCli';
@@ -66,15 +67,15 @@ describe('e2e: real Claude Code → built router CLI → fake upstream', functio
     }
   }
 
-  /** Decision records of `sessionId`, once at least `min` are on disk (the log is written asynchronously). */
+  /** Decision records of `sessionId` (the log holds only its hash), once at least `min` are on disk (the log is written asynchronously). */
   async function decisionsOf(sessionId: string, min = 1, ms = 5_000): Promise<DecisionRecord[]> {
     const end = Date.now() + ms;
     for (;;) {
-      const found = decisions().filter((d) => d.sessionId === sessionId);
+      const found = decisions().filter((d) => d.stickyKeyHash === stickyKeyHash(sessionId));
       if (found.length >= min) return found;
       if (Date.now() > end) {
         assert.fail(
-          `no decision record for session ${sessionId} in ${stateDir}/decisions.jsonl after ${ms} ms; sessions there: ${JSON.stringify(decisions().map((d) => d.sessionId))}`,
+          `no decision record for session ${sessionId} in ${stateDir}/decisions.jsonl after ${ms} ms; session key hashes there: ${JSON.stringify(decisions().map((d) => d.stickyKeyHash))}`,
         );
       }
       await new Promise((r) => setTimeout(r, 25));
@@ -133,8 +134,10 @@ describe('e2e: real Claude Code → built router CLI → fake upstream', functio
       assert.equal(t.run.stdout.trim(), `Hello from ${served}.`, describeRun(t.run));
       assert.equal(t.upstream[t.upstream.length - 1].account, served, 'the decision log names the account the upstream billed');
     }
-    const logged = new Set(decisions().map((d) => d.sessionId));
-    assert.ok(logged.has(one.sessionId) && logged.has(two.sessionId));
+    const logged = new Set(decisions().map((d) => d.stickyKeyHash));
+    assert.ok(logged.has(stickyKeyHash(one.sessionId)) && logged.has(stickyKeyHash(two.sessionId)));
+    const log = readFileSync(path.join(stateDir, 'decisions.jsonl'), 'utf8');
+    assert.ok(!log.includes(one.sessionId) && !log.includes(two.sessionId), 'the decision log holds no raw session id');
     servedFirst = (await decisionsOf(two.sessionId)).at(-1)!.servedBy!;
   });
 

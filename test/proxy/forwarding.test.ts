@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { createHash } from 'node:crypto';
 import type { Logger } from '../../src/proxy/log';
+import { stickyKeyHash } from '../../src/routing/identify';
 import { clientHeaderList } from '../../src/proxy/upstream/agent';
 import { accounts, callRouter, messagesBody, routerStatus, startHarness, type Harness } from '../support/routerHarness';
 
@@ -69,17 +70,20 @@ describe('proxy forwarding', () => {
     assert.equal(h.sim.requests.filter((q) => q.path.startsWith('/v1/messages')).length, 1);
   });
 
-  it('writes one decision record per request with the session id and every candidate', async () => {
+  it('writes one decision record per request with the session key hash (never the id) and every candidate', async () => {
     await callRouter(h, { session: 'sess-1' });
     await callRouter(h, { body: messagesBody({ userId: JSON.stringify({ device_id: 'd', account_uuid: '', session_id: 'sess-2' }) }) });
     await h.router.close(); // flush
     const d = h.decisions();
     assert.equal(d.length, 2);
     assert.deepEqual(
-      d.map((x) => x.sessionId),
-      ['sess-1', 'sess-2'],
+      d.map((x) => [x.stickyKeyHash, x.stickyKeySource, x.stickyKind]),
+      [
+        [stickyKeyHash('sess-1'), 'header', 'session'],
+        [stickyKeyHash('sess-2'), 'metadata', 'session'],
+      ],
     );
-    assert.equal(d[0].schemaVersion, 1);
+    assert.equal(d[0].schemaVersion, 2);
     assert.equal(d[0].candidates.length, 2);
     assert.equal(d[0].candidates[0].verdict, 'selected');
     assert.equal(d[0].outcome, 'success');
@@ -100,7 +104,7 @@ describe('proxy forwarding', () => {
     }
     const decisions = lines.filter((l) => l.startsWith('decision '));
     assert.equal(decisions.length, 1, lines.join('\n'));
-    assert.match(decisions[0], /^decision req_router_\S+ session=sess-debug reason=\S+ served=a outcome=success$/);
+    assert.match(decisions[0], new RegExp(`^decision req_router_\\S+ session=${stickyKeyHash('sess-debug')} reason=\\S+ served=a outcome=success$`));
   });
 
   it('records the decision of a request still streaming when the router shuts down', async () => {
@@ -112,8 +116,8 @@ describe('proxy forwarding', () => {
       await pending;
       const d = slow.decisions();
       assert.deepEqual(
-        d.map((x) => [x.sessionId, x.outcome]),
-        [['sess-shutdown', 'client_abort']],
+        d.map((x) => [x.stickyKeyHash, x.outcome]),
+        [[stickyKeyHash('sess-shutdown'), 'client_abort']],
       );
     } finally {
       await slow.close();

@@ -65,7 +65,16 @@ describe('routing/decision metrics records', () => {
   it('buildDecisionRecord records every candidate with its verdict and counts usable non-fallback accounts', () => {
     const accounts = [...(candidates() as ReturnType<typeof acct>[]), acct('fb', 7, { fallback: true })];
     const plan = planRoute(planInput(accounts));
-    const facts = { ts: '2026-11-30T00:00:00.000Z', requestId: 'r1', sessionId: 's1', path: '/v1/messages', model: null, stream: true };
+    const facts = {
+      ts: '2026-11-30T00:00:00.000Z',
+      requestId: 'r1',
+      stickyKeySource: 'header' as const,
+      stickyKind: 'session' as const,
+      stickyKeyHash: '0123456789abcdef',
+      path: '/v1/messages',
+      model: null,
+      stream: true,
+    };
     const rec = buildDecisionRecord(facts, plan, DEFAULT_POLICY, {
       servedBy: null,
       servedByFallback: false,

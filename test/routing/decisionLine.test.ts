@@ -10,7 +10,16 @@ import { DAY, HOUR, MIN, acct, planInput, snap } from './builders';
 
 const FIXTURE = path.resolve(__dirname, '../../../test/fixtures/ranking-branches.jsonl');
 
-const facts: RequestFacts = { ts: '2026-11-30T12:00:00.000Z', requestId: 'req_router_1', sessionId: 'sess-1', path: '/v1/messages', model: 'claude-sonnet-4-5', stream: true };
+const facts: RequestFacts = {
+  ts: '2026-11-30T12:00:00.000Z',
+  requestId: 'req_router_1',
+  stickyKeySource: 'header',
+  stickyKind: 'session',
+  stickyKeyHash: '0123456789abcdef',
+  path: '/v1/messages',
+  model: 'claude-sonnet-4-5',
+  stream: true,
+};
 const outcome: OutcomeFacts = {
   servedBy: 'ticking',
   servedByFallback: false,
@@ -87,7 +96,7 @@ describe('routing/decisionLine: the decision record written by hand', () => {
     fc.assert(
       fc.property(text, text, text, text, number, number, fc.option(text, { nil: null }), (account, session, model, result, n1, n2, policyError) => {
         const r = realRecord();
-        r.sessionId = session;
+        r.stickyKeyHash = session;
         r.model = model;
         r.policyError = policyError;
         r.servedBy = account;

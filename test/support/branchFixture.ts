@@ -9,6 +9,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import type { Cooldown, QuotaSnapshot } from '../../src/quota/types';
+import { stickyKeyHash } from '../../src/routing/identify';
 import { computeMetrics } from '../../src/routing/metrics';
 import { planRoute, type PlanAccount } from '../../src/routing/plan';
 import { DEFAULT_POLICY, type RoutingPolicy } from '../../src/routing/policy';
@@ -113,7 +114,9 @@ export function recordFor(c: Case, i: number): DecisionRecord {
     {
       ts: new Date(T0 + i * 1000).toISOString(),
       requestId: `req_fixture_${String(i).padStart(3, '0')}_${c.ranking}_${c.expect}`,
-      sessionId: `session-${i}`,
+      stickyKeySource: 'header',
+      stickyKind: 'session',
+      stickyKeyHash: stickyKeyHash(`session-${i}`),
       path: '/v1/messages',
       model: c.model ?? 'claude-opus-4-1',
       stream: true,

@@ -5,12 +5,14 @@
  * most once, and not at all when the session header is present and the model
  * sits at the head of the body (as Claude Code and the SDKs serialise it).
  */
+import { identify, type StickyIdentity } from '../../routing/identify';
 import type { RequestBody } from './body';
 import { sessionIdFromBody, sessionIdFromHeader } from './sessionKey';
 
 export interface RequestInfo {
   model: string | null;
-  sessionId: string | null;
+  /** The sticky key's hash and where it came from (the raw key never leaves `identify`). */
+  sticky: StickyIdentity;
   /** The body's `stream` flag when it was read; null when the body was not parsed. */
   stream: boolean | null;
 }
@@ -30,15 +32,16 @@ const MAX_MODEL_CHARS = 200;
 /**
  * @param sessionHeader the client's `x-claude-code-session-id` header (first line), if any
  * @param body the raw body
+ * @param fingerprint `session-fingerprint`: a request without a session id gets a fingerprint key
  * @throws MalformedBodyError when the body had to be parsed and is not a JSON object
  */
-export function inspectRequest(sessionHeader: string | undefined, body: RequestBody): RequestInfo {
+export function inspectRequest(sessionHeader: string | undefined, body: RequestBody, fingerprint: boolean): RequestInfo {
   const headerSession = sessionIdFromHeader(sessionHeader);
   if (headerSession !== null && body.length > 0) {
     const m = HEAD_MODEL.exec(body.head(256).toString('latin1'));
-    if (m) return { model: m[1], sessionId: headerSession, stream: null };
+    if (m) return { model: m[1], sticky: identify({ headerId: headerSession, metadataId: null, body: undefined, fingerprint }), stream: null };
   }
-  if (body.length === 0) return { model: null, sessionId: headerSession, stream: null };
+  if (body.length === 0) return { model: null, sticky: identify({ headerId: headerSession, metadataId: null, body: undefined, fingerprint }), stream: null };
   let parsed: unknown;
   try {
     parsed = JSON.parse(body.text());
@@ -50,7 +53,7 @@ export function inspectRequest(sessionHeader: string | undefined, body: RequestB
   return {
     // Recorded in every decision: a model name is never this long, a hostile one could be.
     model: typeof obj.model === 'string' ? obj.model.slice(0, MAX_MODEL_CHARS) : null,
-    sessionId: headerSession ?? sessionIdFromBody(obj),
+    sticky: identify({ headerId: headerSession, metadataId: headerSession === null ? sessionIdFromBody(obj) : null, body: obj, fingerprint }),
     stream: typeof obj.stream === 'boolean' ? obj.stream : null,
   };
 }

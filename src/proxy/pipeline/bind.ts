@@ -14,7 +14,7 @@ import { accountMetrics } from './eligibility';
  * @param attempted labels of the accounts this request tried
  */
 export function bindOnCommit(ctx: RequestContext, served: PlanAccount, attempted: ReadonlySet<string>): void {
-  const sessionId = ctx.info.sessionId;
+  const sessionId = ctx.info.sticky.keyHash;
   const { policy } = ctx.generation.config;
   if (ctx.route !== 'messages' || !sessionId || served.fallback || !policy.sessionAffinity || policy.strategy !== 'fill-first') return;
   // A reload may have switched affinity off (clearing the store) or removed the account

@@ -9,6 +9,7 @@ import type { Dispatcher } from 'undici';
 import type { TokenManager } from '../../accounts/tokenManager';
 import type { AttemptRecord, DecisionOutcome, UsageRecord } from '../../routing/decision';
 import type { MetricsParams } from '../../routing/metrics';
+import { NO_STICKY_KEY } from '../../routing/identify';
 import type { PlanAccount, RoutePlan } from '../../routing/plan';
 import type { RequestBody } from '../http/body';
 import type { ClientHead } from '../http/clientHead';
@@ -63,7 +64,7 @@ export interface AttemptOutcome {
 }
 
 /** A body-less request's facts: no model, no session. */
-const NO_INFO: Readonly<RequestInfo> = { model: null, sessionId: null, stream: null };
+const NO_INFO: Readonly<RequestInfo> = { model: null, sticky: NO_STICKY_KEY, stream: null };
 
 /** Request ids: a random per-process prefix and a counter (unique without a random draw per request). */
 const ID_PREFIX = randomBytes(6).toString('base64url');
@@ -95,7 +96,7 @@ export class RequestContext {
   generation!: ConfigGeneration;
   /** readRequestBody */
   body!: RequestBody;
-  /** identifySession: model, session, stream flag. */
+  /** identifySession: model, sticky key (hashed), stream flag. */
   info: RequestInfo = NO_INFO;
   /** plan: the metrics parameters of this request's model. */
   params!: MetricsParams;

@@ -16,7 +16,7 @@ export function plan(ctx: RequestContext): void {
   const config = ctx.generation.config;
   const isMessages = ctx.route === 'messages';
   ctx.params = metricsParams(config.policy, ctx.info.model);
-  const plan = (ctx.plan = planFor(s.state, config, ctx.params, ctx.info.sessionId, s.now(), isMessages));
+  const plan = (ctx.plan = planFor(s.state, config, ctx.params, ctx.info.sticky.keyHash, s.now(), isMessages));
   if (plan.policyError) logPolicyError(s, plan.policyError);
   if (isMessages) {
     s.state.countRequestStarted();
@@ -27,6 +27,7 @@ export function plan(ctx: RequestContext): void {
 /**
  * The plan for a request under `config` at `now` (epoch ms). Only Messages calls use session
  * affinity and spill; the others go by ranking alone.
+ * @param sessionId the sticky key's hash (src/routing/identify.ts), or null: never a raw id
  */
 export function planFor(state: RouterState, config: RuntimeConfig, params: MetricsParams, sessionId: string | null, now: number, isMessages: boolean): RoutePlan {
   const { policy } = config;

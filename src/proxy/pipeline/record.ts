@@ -12,7 +12,16 @@ export function record(ctx: RequestContext): void {
   s.state.countOutcome(outcome.outcome);
 
   const decision = buildDecisionRecord(
-    { ts: new Date(ctx.startedAtMs).toISOString(), requestId, sessionId: info.sessionId, path: ctx.path, model: info.model, stream: info.stream ?? outcome.streamed },
+    {
+      ts: new Date(ctx.startedAtMs).toISOString(),
+      requestId,
+      stickyKeySource: info.sticky.source,
+      stickyKind: info.sticky.kind,
+      stickyKeyHash: info.sticky.keyHash,
+      path: ctx.path,
+      model: info.model,
+      stream: info.stream ?? outcome.streamed,
+    },
     ctx.plan,
     ctx.generation.config.policy,
     {
@@ -27,6 +36,6 @@ export function record(ctx: RequestContext): void {
   );
   s.decisions.append(decision);
   if (s.log.debugEnabled?.() ?? true) {
-    s.log.debug(`decision ${requestId} session=${info.sessionId ?? '-'} reason=${ctx.plan.selectionReason} served=${decision.servedBy ?? '-'} outcome=${outcome.outcome}`);
+    s.log.debug(`decision ${requestId} session=${info.sticky.keyHash ?? '-'} reason=${ctx.plan.selectionReason} served=${decision.servedBy ?? '-'} outcome=${outcome.outcome}`);
   }
 }

@@ -12,6 +12,7 @@ import type { Cooldown, QuotaSnapshot } from '../../quota/types';
 import { mergeSnapshot } from '../../quota/merge';
 import { cooldownClearedBy, mergeCooldown } from '../../quota/cooldown';
 import { SessionAffinityStore, type SavedBinding } from '../../routing/affinity';
+import { toStickyKeyHash } from '../../routing/identify';
 import { LeaseTable } from './leases';
 
 /** Counters shown in `/status`. */
@@ -33,6 +34,7 @@ export interface SavedRouterState {
   snapshots: Record<string, QuotaSnapshot>;
   cooldowns: Record<string, Cooldown>;
   needsSignIn: Record<string, string>;
+  /** Keyed by the sticky key's hash (`sessionId` holds the hash, never a raw id). */
   bindings: SavedBinding[];
 }
 
@@ -173,7 +175,7 @@ export class RouterState {
     if (!isSavedState(saved)) return false;
     for (const [k, v] of Object.entries(saved.snapshots)) this.snapshots.set(k, mergeSnapshot(this.snapshots.get(k), v));
     for (const [k, v] of Object.entries(saved.cooldowns)) if (v.untilMs > now) this.cooldowns.set(k, mergeCooldown(this.cooldowns.get(k), v));
-    for (const b of saved.bindings) {
+    for (const b of hashedBindings(saved.bindings)) {
       const mine = this.affinity.get(b.sessionId, now);
       if (!mine || mine.lastServedAtMs < b.lastServedAtMs) this.affinity.load([b], now);
     }
@@ -185,9 +187,14 @@ export class RouterState {
     for (const [k, v] of Object.entries(saved.snapshots)) this.snapshots.set(k, v);
     for (const [k, v] of Object.entries(saved.cooldowns)) if (v.untilMs > now) this.cooldowns.set(k, v);
     for (const [k, v] of Object.entries(saved.needsSignIn)) this.needsSignIn.set(k, v);
-    this.affinity.load(saved.bindings, now);
+    this.affinity.load(hashedBindings(saved.bindings), now);
     this.changed();
   }
+}
+
+/** Bindings keyed by sticky-key hash: a file saved by a version that kept raw session ids is converted as it is read. */
+function hashedBindings(bindings: readonly SavedBinding[]): SavedBinding[] {
+  return bindings.map((b) => (typeof b.sessionId === 'string' ? { ...b, sessionId: toStickyKeyHash(b.sessionId) } : b));
 }
 
 function isSavedState(v: unknown): v is SavedRouterState {

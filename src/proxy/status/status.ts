@@ -43,6 +43,7 @@ export interface AccountReport {
 
 /** A live session binding. */
 export interface SessionReport {
+  /** The session's sticky-key hash (16 hex digits), never the raw id. */
   sessionId: string;
   account: string;
   lastServedAt: string;

@@ -2,6 +2,7 @@ import { strict as assert } from 'node:assert';
 import fc from 'fast-check';
 import { RequestBody } from '../../../src/proxy/http/body';
 import { inspectRequest, MalformedBodyError } from '../../../src/proxy/http/requestInfo';
+import { NO_STICKY_KEY, stickyKeyHash } from '../../../src/routing/identify';
 import { readClientHead } from '../../../src/proxy/http/clientHead';
 import { sessionIdFromBody, sessionIdFromHeader, sessionIdFromUserId } from '../../../src/proxy/http/sessionKey';
 
@@ -86,28 +87,31 @@ describe('proxy/sessionKey', () => {
 
   describe('inspectRequest', () => {
     const HDR = SID;
+    /** The raw id never leaves inspectRequest: only its hash, with where it came from. */
+    const FROM_HEADER = { keyHash: stickyKeyHash(SID), source: 'header', kind: 'session' };
+    const FROM_METADATA = { keyHash: stickyKeyHash(SID), source: 'metadata', kind: 'session' };
 
     it('fast path: header session + model at the head → no parse (stream unknown), malformed tail not detected', () => {
-      const info = inspectRequest(HDR, raw('{"model":"claude-sonnet-4-5","stream":true, this is not json'));
-      assert.deepEqual(info, { model: 'claude-sonnet-4-5', sessionId: SID, stream: null });
-      const spaced = inspectRequest(HDR, raw(' { "model" : "claude-opus-4-1" , "messages": []}'));
+      const info = inspectRequest(HDR, raw('{"model":"claude-sonnet-4-5","stream":true, this is not json'), true);
+      assert.deepEqual(info, { model: 'claude-sonnet-4-5', sticky: FROM_HEADER, stream: null });
+      const spaced = inspectRequest(HDR, raw(' { "model" : "claude-opus-4-1" , "messages": []}'), true);
       assert.equal(spaced.model, 'claude-opus-4-1');
     });
 
     it('parse path: no header → session from metadata.user_id, stream read', () => {
       const b = body({ model: 'claude-haiku-4-5', stream: false, metadata: { user_id: jsonUserId({ device_id: DEVICE, account_uuid: '', session_id: SID }) } });
-      assert.deepEqual(inspectRequest(undefined, b), { model: 'claude-haiku-4-5', sessionId: SID, stream: false });
+      assert.deepEqual(inspectRequest(undefined, b, true), { model: 'claude-haiku-4-5', sticky: FROM_METADATA, stream: false });
     });
 
     it('parse path: the header wins over metadata', () => {
       const b = body({ messages: [], model: 'm', metadata: { user_id: jsonUserId({ session_id: 'from-body' }) } });
-      assert.equal(inspectRequest(HDR, b).sessionId, SID);
-      assert.equal(inspectRequest(HDR, b).stream, null);
+      assert.deepEqual(inspectRequest(HDR, b, true).sticky, FROM_HEADER);
+      assert.equal(inspectRequest(HDR, b, true).stream, null);
     });
 
     it('parse path when the model is not at the head, or escaped', () => {
-      assert.deepEqual(inspectRequest(HDR, body({ stream: true, model: 'x' })), { model: 'x', sessionId: SID, stream: true });
-      assert.equal(inspectRequest(HDR, raw('{"model":"a\\u0062c"}')).model, 'abc');
+      assert.deepEqual(inspectRequest(HDR, body({ stream: true, model: 'x' }), true), { model: 'x', sticky: FROM_HEADER, stream: true });
+      assert.equal(inspectRequest(HDR, raw('{"model":"a\\u0062c"}'), true).model, 'abc');
     });
 
     it('a body received in several chunks reads the same as in one (model head split across chunks)', () => {
@@ -115,33 +119,33 @@ describe('proxy/sessionKey', () => {
       for (const cut of [1, 5, 12, 20, text.length - 1]) {
         const parts = [Buffer.from(text.slice(0, cut)), Buffer.from(text.slice(cut))];
         const chunked = new RequestBody(parts, text.length);
-        assert.deepEqual(inspectRequest(HDR, chunked), inspectRequest(HDR, raw(text)), `cut at ${cut}`);
-        assert.deepEqual(inspectRequest(undefined, chunked), { model: 'claude-sonnet-4-5', sessionId: SID, stream: true }, `cut at ${cut}`);
+        assert.deepEqual(inspectRequest(HDR, chunked, true), inspectRequest(HDR, raw(text), true), `cut at ${cut}`);
+        assert.deepEqual(inspectRequest(undefined, chunked, true), { model: 'claude-sonnet-4-5', sticky: FROM_METADATA, stream: true }, `cut at ${cut}`);
       }
     });
 
     it('empty body: no parse, no error', () => {
-      assert.deepEqual(inspectRequest(undefined, RequestBody.of(Buffer.alloc(0))), { model: null, sessionId: null, stream: null });
-      assert.deepEqual(inspectRequest(HDR, RequestBody.of(Buffer.alloc(0))), { model: null, sessionId: SID, stream: null });
+      assert.deepEqual(inspectRequest(undefined, RequestBody.of(Buffer.alloc(0)), true), { model: null, sticky: NO_STICKY_KEY, stream: null });
+      assert.deepEqual(inspectRequest(HDR, RequestBody.of(Buffer.alloc(0)), true), { model: null, sticky: FROM_HEADER, stream: null });
     });
 
     it('malformed JSON → MalformedBodyError only when parsing was needed', () => {
-      assert.throws(() => inspectRequest(undefined, raw('{"model":"x",')), MalformedBodyError);
-      assert.throws(() => inspectRequest(HDR, raw('{"stream":true,')), MalformedBodyError);
-      for (const notObject of ['[]', '"x"', '42', 'null', 'true']) assert.throws(() => inspectRequest(undefined, raw(notObject)), MalformedBodyError, notObject);
-      assert.doesNotThrow(() => inspectRequest(HDR, raw('{"model":"x",')));
+      assert.throws(() => inspectRequest(undefined, raw('{"model":"x",'), true), MalformedBodyError);
+      assert.throws(() => inspectRequest(HDR, raw('{"stream":true,'), true), MalformedBodyError);
+      for (const notObject of ['[]', '"x"', '42', 'null', 'true']) assert.throws(() => inspectRequest(undefined, raw(notObject), true), MalformedBodyError, notObject);
+      assert.doesNotThrow(() => inspectRequest(HDR, raw('{"model":"x",'), true));
     });
 
     it('non-string model and stream read as null', () => {
-      assert.deepEqual(inspectRequest(undefined, body({ model: 5, stream: 'yes' })), { model: null, sessionId: null, stream: null });
+      assert.deepEqual(inspectRequest(undefined, body({ model: 5, stream: 'yes' }), true), { model: null, sticky: NO_STICKY_KEY, stream: null });
     });
 
     it('the fast path and the parse path agree on the model whenever the fast path applies', () => {
       fc.assert(
         fc.property(fc.string({ unit: 'binary', minLength: 1, maxLength: 40 }), (model) => {
           const one = raw(JSON.stringify({ model, stream: true }));
-          const fast = inspectRequest(HDR, one);
-          const parsed = inspectRequest(undefined, one);
+          const fast = inspectRequest(HDR, one, true);
+          const parsed = inspectRequest(undefined, one, true);
           assert.equal(fast.model, parsed.model);
         }),
         SEEDED,
@@ -182,8 +186,8 @@ describe('proxy/sessionKey', () => {
           const cut = cutAt % (buf.length + 1);
           const body = cut > 0 && cut < buf.length ? new RequestBody([buf.subarray(0, cut), buf.subarray(cut)], buf.length) : RequestBody.of(buf);
           try {
-            const info = inspectRequest(readClientHead(headers).sessionId, body);
-            assert.ok(info.sessionId === null || (typeof info.sessionId === 'string' && info.sessionId.length <= 200));
+            const info = inspectRequest(readClientHead(headers).sessionId, body, true);
+            assert.ok(info.sticky.keyHash === null || /^[0-9a-f]{16}$/.test(info.sticky.keyHash));
             assert.ok(info.model === null || typeof info.model === 'string');
           } catch (err) {
             assert.ok(err instanceof MalformedBodyError, String(err));

@@ -9,10 +9,12 @@ import { byRotationOrder, DecisionLog } from '../../../src/proxy/state/decisionL
 import { persistState } from '../../../src/proxy/state/persistence';
 import { RouterState } from '../../../src/proxy/state/routerState';
 import type { DecisionRecord } from '../../../src/routing/decision';
+import { readDecisionRecord } from '../../../src/routing/decisionRead';
+import { stickyKeyHash } from '../../../src/routing/identify';
 import { accounts, callRouter, routerStatus, startHarness, type Harness } from '../../support/routerHarness';
 
 /** A whole record (from the committed fixture) to vary: the log writes records member by member. */
-const SAMPLE_RECORD = JSON.parse(readFileSync(path.resolve(__dirname, '../../../../test/fixtures/ranking-branches.jsonl'), 'utf8').split('\n')[0]) as DecisionRecord;
+const SAMPLE_RECORD = readDecisionRecord(JSON.parse(readFileSync(path.resolve(__dirname, '../../../../test/fixtures/ranking-branches.jsonl'), 'utf8').split('\n')[0]))!;
 
 describe('router state across restarts, usage polling, caps, log rotation', () => {
   let h: Harness | undefined;
@@ -168,11 +170,17 @@ describe('router-state.json shared by several routers', () => {
     return { state, persistence };
   };
   const bind = (r: { state: RouterState }, session: string, account: string) => {
-    r.state.affinity.bind(session, account, 1_000);
+    r.state.affinity.bind(K(session), account, 1_000);
     r.state.changed();
   };
   const onDisk = () => JSON.parse(readFileSync(path.join(dir, 'router-state.json'), 'utf8'));
-  const sessions = (saved: { bindings: { sessionId: string }[] }) => saved.bindings.map((b) => b.sessionId).sort();
+  /** The store holds key hashes; the assertions name sessions by the names they were bound with. */
+  const named = new Map<string, string>();
+  const K = (name: string) => {
+    named.set(stickyKeyHash(name), name);
+    return stickyKeyHash(name);
+  };
+  const sessions = (saved: { bindings: { sessionId: string }[] }) => saved.bindings.map((b) => named.get(b.sessionId) ?? b.sessionId).sort();
 
   it('a following router never writes; when it leads it serves the newer saved state instead of its stale copy', async () => {
     const leader = open();
@@ -185,8 +193,8 @@ describe('router-state.json shared by several routers', () => {
     assert.deepEqual(sessions(onDisk()), ['warm'], 'the follower did not write');
 
     assert.equal(follower.persistence.lead(), true);
-    assert.equal(follower.state.affinity.get('warm', 1_000)?.account, 'a');
-    assert.equal(follower.state.affinity.get('stale', 1_000), undefined, 'replaced, not merged');
+    assert.equal(follower.state.affinity.get(K('warm'), 1_000)?.account, 'a');
+    assert.equal(follower.state.affinity.get(K('stale'), 1_000), undefined, 'replaced, not merged');
     assert.equal(follower.state.cooldowns.get('a')?.reason, 'throttle');
     await follower.persistence.close();
     assert.equal(onDisk().generation, 2);
@@ -200,7 +208,7 @@ describe('router-state.json shared by several routers', () => {
     bind(second, 's2', 'b');
     await second.persistence.flush();
     assert.deepEqual(sessions(onDisk()), ['s1', 's2'], 'the second saver folded in what the first saved');
-    assert.equal(second.state.affinity.get('s1', 1_000)?.account, 'a');
+    assert.equal(second.state.affinity.get(K('s1'), 1_000)?.account, 'a');
     bind(first, 's3', 'c');
     await first.persistence.close();
     await second.persistence.close();
@@ -230,8 +238,8 @@ describe('router-state.json shared by several routers', () => {
     const older = { version: 1, savedAtMs: 5_000, snapshots: {}, cooldowns: {}, needsSignIn: {}, bindings: [{ sessionId: 'fresh', account: 'a', lastServedAtMs: 900 }] };
     writeFileSync(file, JSON.stringify(older));
     assert.equal(follower.persistence.lead(), true);
-    assert.equal(follower.state.affinity.get('fresh', 1_000)?.account, 'a');
-    assert.equal(follower.state.affinity.get('stale', 1_000), undefined);
+    assert.equal(follower.state.affinity.get(K('fresh'), 1_000)?.account, 'a');
+    assert.equal(follower.state.affinity.get(K('stale'), 1_000), undefined);
     await follower.persistence.close();
   });
 });

@@ -12,6 +12,8 @@ import * as vscode from 'vscode';
 import type { ClaudeRouterApi } from '../../../src/vscode/extension';
 import { SharedProxy } from '../../../src/proxy/http/sharedProxy';
 import { silentLogger } from '../../../src/proxy/log';
+import { stickyKeyHash } from '../../../src/routing/identify';
+import { SessionsTreeProvider } from '../../../src/vscode/treeViews';
 import { freePort } from '../../support/net';
 
 const EXTENSION_ID = 'claude-account-router.claude-account-router';
@@ -261,5 +263,39 @@ describe('Claude Router in the extension host', function () {
     await eventually(() => a.service.role.kind === 'leader', 30_000, 'the window takes the freed port');
     const env = await newTerminalEnv();
     assert.deepEqual(env, { url: a.url(), key: a.clientKey() }, 'the environment is applied once the window leads');
+  });
+
+  it('the Sessions view shows a bound session by its key hash, shortened, never by its raw id', async () => {
+    const a = await api();
+    await routing().update('sessionAffinity', true, vscode.ConfigurationTarget.Global);
+    const tree = new SessionsTreeProvider(a.model);
+    try {
+      await eventually(async () => (await status(a)).policy.sessionAffinity === true, 8000, 'affinity on');
+      await vscode.commands.executeCommand('claudeRouter.trySimulated');
+      const raw = 'raw-session-id-of-the-view-test';
+      const res = await fetch(`${a.url()}/v1/messages?beta=true`, {
+        method: 'POST',
+        headers: { 'x-claude-router-key': a.clientKey(), 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'x-claude-code-session-id': raw },
+        body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      assert.equal(res.status, 200);
+      await res.text();
+      const node = await eventually(
+        () => {
+          a.model.schedule(0);
+          return tree.getChildren().find((n) => n.sessionId === stickyKeyHash(raw));
+        },
+        8000,
+        'the bound session in the view',
+      );
+      const item = tree.getTreeItem(node);
+      assert.equal(item.label, stickyKeyHash(raw).slice(0, 8));
+      assert.ok(!JSON.stringify([item.label, item.id, item.tooltip, item.description]).includes(raw), 'no raw id in the view');
+      assert.ok(!JSON.stringify(a.model.status).includes(raw) && !JSON.stringify(a.model.decisions).includes(raw), 'nor in what the panel shows');
+    } finally {
+      tree.dispose();
+      await vscode.commands.executeCommand('claudeRouter.stopSimulated');
+      await routing().update('sessionAffinity', undefined, vscode.ConfigurationTarget.Global);
+    }
   });
 });
