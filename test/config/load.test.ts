@@ -124,6 +124,23 @@ describe('config/load', () => {
       assert.match(err(parseConfigText('accounts:\n  - label: a\n    acess-token: x\n')), /^accounts\.0: .*acess-token/);
     });
 
+    it('an unknown key that is no setting name (a token pasted as a key) is named by its place, never echoed', () => {
+      const token = 'sk-ant-oat01-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789';
+      for (const [text, where] of [
+        [`routing:\n  ${token}: 1\n`, 'routing'],
+        [`${token}: x\n`, '(top level)'],
+        [`accounts:\n  - label: a\n    ${token}: true\n`, 'accounts.0'],
+      ]) {
+        const e = err(parseConfigText(text));
+        assert.match(e, new RegExp(`^${where.replace(/[().]/g, '\\$&')}: unknown keys? \\(a key of \\d+ characters, not shown`), e);
+        for (const fragment of ['AbCdEf', 'ab-cd-ef', 'abcdef', '0123456789']) assert.ok(!e.toLowerCase().includes(fragment.toLowerCase()), `${fragment} in ${e}`);
+      }
+      // Both spellings of such a key: named by its place too.
+      const twice = err(parseConfigText('routing:\n  sk-ant-oat01-abcdef0123: 1\n  skAntOat01Abcdef0123: 2\n'));
+      assert.match(twice, /^routing\.\(a key of \d+ characters, not shown.*\): given twice/);
+      assert.ok(!/abcdef/i.test(twice), twice);
+    });
+
     it('a __proto__ key is an unknown key, not a way to smuggle keys in', () => {
       assert.match(err(parseConfigText('routing:\n  __proto__: {spill-inflight: 5}\n')), /^routing: .*__proto__/);
       assert.match(err(validateConfig(JSON.parse('{"routing":{"__proto__":{"spillInflight":5}}}'))), /^routing: .*__proto__/);
