@@ -1,6 +1,6 @@
 /**
  * The built CLI takes secrets off the command line: `accounts add` reads them from standard
- * input, a 0600 file or an environment variable, and warns when one is given as a flag value.
+ * input, a 0600 file or an environment variable, and the CLI warns when a secret is given as a flag value.
  */
 import { strict as assert } from 'node:assert';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -60,6 +60,12 @@ describe('e2e: secrets stay off the command line', function () {
     assert.match(r.stderr, /warning: the value of --access-token is visible to other local users .* shell history; pipe it on standard input/);
     assert.ok(!r.stderr.includes('sk-ant-oat01-on-the-command-line'), 'the warning does not repeat the secret');
     assert.equal(stored('legacy').accessToken, 'sk-ant-oat01-on-the-command-line');
+  });
+
+  it('status --key warns that the key is visible on the command line and names CLAUDE_ROUTER_KEY', async () => {
+    const r = await runCli(['status', '--url', 'http://127.0.0.1:9', '--key', 'clr-a-key-on-the-command-line']);
+    assert.match(r.stderr, /warning: the value of --key is visible to other local users .*; set CLAUDE_ROUTER_KEY instead/);
+    assert.ok(!r.stderr.includes('clr-a-key-on-the-command-line'));
   });
 
   it('with nothing piped and no option, says where a token may come from', async () => {
