@@ -95,7 +95,10 @@ export class UsagePoller {
       });
       const text = await res.body.text();
       if (res.statusCode === 200) {
-        const snap = parseUsagePayload(JSON.parse(text), this.now());
+        const payload = parseJson(text);
+        // JSON.parse's message quotes the body, which the log must not: only its size is logged.
+        if (payload === undefined) this.opts.log?.(`usage endpoint: ${label} answered 200 with a body that is not JSON (${Buffer.byteLength(text)} bytes)`);
+        const snap = payload === undefined ? undefined : parseUsagePayload(payload, this.now());
         if (snap) this.opts.record(label, snap, sentAtMs);
       } else if (res.statusCode === 403) {
         this.unavailable.add(label);
@@ -113,5 +116,14 @@ export class UsagePoller {
     } finally {
       this.busy = false;
     }
+  }
+}
+
+/** `text` parsed as JSON, or undefined when it is not JSON. */
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
   }
 }

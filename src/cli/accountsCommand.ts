@@ -1,7 +1,8 @@
 /**
  * `claude-router accounts list|add|import|remove`: manages accounts kept in
  * the state directory (credentials in the 0600 store, metadata in accounts.json).
- * A running proxy picks the change up at its next reload or restart.
+ * A running proxy picks the change up at its next reload or restart. `add` takes its
+ * secrets from standard input, a file or an environment variable (secretInput.ts).
  */
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -11,6 +12,7 @@ import { claudeCodeCredentialsPath, readClaudeCodeLogin } from '../accounts/clau
 import { configFromArgs, UsageError } from './args';
 import { resolveAccounts, stateDirOf } from './runtime';
 import { RESERVED_LABELS } from '../config/schema';
+import { commandLineWarning, readSecret, readStdinLines, secretSource, type SecretOption, type SecretSource } from './secretInput';
 
 const LABEL = /^[^\u0000-\u001f\u007f]{1,64}$/;
 const validLabel = (l: string) => LABEL.test(l) && l.trim().length > 0 && !RESERVED_LABELS.has(l);
@@ -25,9 +27,12 @@ export async function runAccounts(argv: string[]): Promise<number> {
       config: { type: 'string', short: 'c' },
       label: { type: 'string' },
       'access-token': { type: 'string' },
+      'access-token-file': { type: 'string' },
       'refresh-token': { type: 'string' },
+      'refresh-token-file': { type: 'string' },
       'expires-at': { type: 'string' },
       'api-key': { type: 'string' },
+      'api-key-file': { type: 'string' },
       fallback: { type: 'boolean' },
       'credentials-file': { type: 'string' },
     },
@@ -52,16 +57,19 @@ export async function runAccounts(argv: string[]): Promise<number> {
     case 'add': {
       const label = values.label;
       if (!label || !validLabel(label)) throw new UsageError('--label <name> is required (1–64 characters, no control characters)');
-      const token = values['api-key'] ?? values['access-token'];
-      if (!token || (values['api-key'] && values['access-token'])) throw new UsageError('give exactly one of --access-token or --api-key');
       let expiresAtMs: number | undefined;
       if (values['expires-at'] !== undefined) {
         const v = values['expires-at'];
         expiresAtMs = /^\d+$/.test(v) ? Number(v) : Date.parse(v);
         if (!Number.isFinite(expiresAtMs)) throw new UsageError('--expires-at: expected ISO-8601 or epoch milliseconds');
       }
-      await store.set(label, { accessToken: token, refreshToken: values['refresh-token'], expiresAtMs });
-      await registry.upsert({ label, kind: values['api-key'] ? 'api_key' : 'oauth', fallback: values.fallback ?? false, enabled: true });
+      const { kind, accessToken, refreshToken } = await secretsToAdd(
+        { flag: '--access-token', value: values['access-token'], file: values['access-token-file'], envVar: 'CLAUDE_ROUTER_ACCESS_TOKEN' },
+        { flag: '--refresh-token', value: values['refresh-token'], file: values['refresh-token-file'], envVar: 'CLAUDE_ROUTER_REFRESH_TOKEN' },
+        { flag: '--api-key', value: values['api-key'], file: values['api-key-file'], envVar: 'CLAUDE_ROUTER_API_KEY' },
+      );
+      await store.set(label, { accessToken, refreshToken, expiresAtMs });
+      await registry.upsert({ label, kind, fallback: values.fallback ?? false, enabled: true });
       process.stdout.write(`added account "${label}"\n`);
       return 0;
     }
@@ -93,4 +101,56 @@ export async function runAccounts(argv: string[]): Promise<number> {
     default:
       throw new UsageError('accounts list|add|import|remove');
   }
+}
+
+/**
+ * The secrets of `accounts add`: the access token (or API key) and the optional refresh token,
+ * each from its flag (a literal value warns; `-` reads standard input), its `-file` option or
+ * its environment variable. With none of these for the access token or API key, standard input
+ * (when it is not a terminal) carries the access token on its first line and, optionally, the
+ * refresh token on its second. Lines of standard input go to the secrets that read it in the
+ * order access token (or API key), refresh token.
+ * @throws UsageError when no secret, or both an access token and an API key, are given
+ */
+async function secretsToAdd(
+  access: SecretOption,
+  refresh: SecretOption,
+  apiKey: SecretOption,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ kind: 'oauth' | 'api_key'; accessToken: string; refreshToken: string | undefined }> {
+  const explicit = (src: SecretSource) => src === 'flag' || src === 'stdin' || src === 'file';
+  const accessSrc = secretSource(access, env);
+  const keySrc = secretSource(apiKey, env);
+  const refreshSrc = secretSource(refresh, env);
+  if (explicit(accessSrc) && explicit(keySrc)) throw new UsageError('give an access token or an API key, not both');
+  if (!explicit(accessSrc) && !explicit(keySrc) && accessSrc === 'env' && keySrc === 'env') {
+    throw new UsageError(`both ${access.envVar} and ${apiKey.envVar} are set; unset one`);
+  }
+  const isKey = explicit(keySrc) || (!explicit(accessSrc) && keySrc === 'env');
+  const main = isKey ? apiKey : access;
+  const given = isKey ? keySrc : accessSrc;
+  const fromStdin = given === 'none';
+  if (fromStdin && process.stdin.isTTY) {
+    throw new UsageError(`no ${isKey ? 'API key' : 'access token'}: pipe it on standard input (the refresh token on a second line), or use ${main.flag}-file or ${main.envVar}`);
+  }
+  const mainSrc = given === 'none' ? 'stdin' : given;
+  const lines = mainSrc === 'stdin' || refreshSrc === 'stdin' ? await readStdinLines() : [];
+  const take = (what: string): string => {
+    const line = lines.shift();
+    if (line === undefined) throw new UsageError(`standard input: no ${what}`);
+    return line;
+  };
+  for (const [o, src] of [
+    [main, mainSrc],
+    [refresh, refreshSrc],
+  ] as const) {
+    if (src === 'flag') process.stderr.write(commandLineWarning(o.flag, o.envVar));
+  }
+  const secret = mainSrc === 'stdin' ? take(isKey ? 'API key' : 'access token') : await readSecret(main, mainSrc, env);
+  let refreshToken: string | undefined;
+  if (refreshSrc === 'stdin') refreshToken = take('refresh token');
+  else if (refreshSrc !== 'none') refreshToken = await readSecret(refresh, refreshSrc, env);
+  // Piped with no option at all: an optional second line is the refresh token.
+  else if (fromStdin) refreshToken = lines.shift();
+  return { kind: isKey ? 'api_key' : 'oauth', accessToken: secret, refreshToken };
 }

@@ -13,6 +13,7 @@ import { DEMO_ACCOUNTS, startFakeUpstream } from '../sim';
 import { streamLogger } from '../proxy/log';
 import { startRouter } from './runtime';
 import { claudeCodeEnvironment, shellExports } from '../proxy/http/clientEnv';
+import { clientKeyFile } from './stateDir';
 import { parsePort, waitForSignal } from './args';
 
 export async function runDemo(argv: string[]): Promise<void> {
@@ -29,12 +30,16 @@ export async function runDemo(argv: string[]): Promise<void> {
     },
     log,
   });
+  // No line printed here holds the key: a pasted command with it would land in the shell's
+  // history. The key is read from its file where it is used.
+  const keyFile = shellQuote(clientKeyFile(stateDir));
+  const env = shellExports(claudeCodeEnvironment(router.url, KEY_PLACEHOLDER)).replace(`'${KEY_PLACEHOLDER}'`, `"$(cat ${keyFile})"`);
   process.stdout.write(
     `Claude Router demo: ${DEMO_ACCOUNTS.length} simulated accounts (${DEMO_ACCOUNTS.map((a) => a.label).join(', ')}) behind a fake Anthropic upstream.\n` +
       'Point Claude Code at it (paste into another terminal, then run `claude`):\n' +
-      shellExports(claudeCodeEnvironment(router.url, router.clientKey)).replace(/^/gm, '  ') +
+      env.replace(/^/gm, '  ') +
       '\n' +
-      `Watch the pool: node dist/cli.js status --url ${router.url} --key ${router.clientKey}\n` +
+      `Watch the pool: CLAUDE_ROUTER_KEY="$(cat ${keyFile})" node dist/cli.js status --url ${router.url}\n` +
       `Decisions are logged to ${path.join(stateDir, 'decisions.jsonl')}. Ctrl-C stops the demo.\n` +
       `listening on ${router.url}\n`,
   );
@@ -52,4 +57,12 @@ export async function runDemo(argv: string[]): Promise<void> {
       `  node dist/cli.js report '${decisions}'\n  node dist/cli.js replay '${decisions}'\n` +
       `Delete ${stateDir} when you are done with them.\n`,
   );
+}
+
+/** Stands for the client key in the printed environment, replaced by a `$(cat <file>)` of its file. */
+const KEY_PLACEHOLDER = 'client-key-placeholder';
+
+/** `text` as one single-quoted POSIX shell word. */
+function shellQuote(text: string): string {
+  return `'${text.replace(/'/g, `'\\''`)}'`;
 }

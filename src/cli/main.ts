@@ -21,6 +21,7 @@ import { runDemo } from './demo';
 import { runRotateKey } from './keyCommand';
 import { runReplay, runReport } from './logCommands';
 import { configFromArgs, parsePort, UsageError, waitForSignal } from './args';
+import { commandLineWarning } from './secretInput';
 import { clientKeyFile } from './stateDir';
 
 const USAGE = `usage:
@@ -28,7 +29,10 @@ const USAGE = `usage:
   claude-router status [--config <file>] [--url <url>] [--key <client key>] [--json]
   claude-router demo [--port <n>]
   claude-router accounts list [--config <file>]
-  claude-router accounts add --label <name> (--access-token <t> [--refresh-token <t>] [--expires-at <iso|ms>] | --api-key <k> [--fallback]) [--config <file>]
+  claude-router accounts add --label <name> [--expires-at <iso|ms>] [--fallback] [--config <file>] < secrets
+      secrets: the access token and, on a second line, the refresh token on standard input;
+      or per secret --access-token|--refresh-token|--api-key - (standard input), --<same>-file <0600 file>,
+      or CLAUDE_ROUTER_ACCESS_TOKEN, CLAUDE_ROUTER_REFRESH_TOKEN, CLAUDE_ROUTER_API_KEY
   claude-router accounts import [--label <name>] [--credentials-file <~/.claude/.credentials.json>] [--config <file>]
   claude-router accounts remove <label> [--config <file>]
   claude-router rotate-key [--config <file>]
@@ -65,6 +69,9 @@ export async function main(argv: string[]): Promise<number> {
         await runStart(rest);
         return 0;
       case 'status':
+        if (rest.some((a) => a === '--key' || a.startsWith('--key='))) {
+          process.stderr.write(commandLineWarning('--key', 'CLAUDE_ROUTER_KEY', 'set CLAUDE_ROUTER_KEY instead, or pass --config so the key is read from the state directory'));
+        }
         return await runStatus(rest);
       case 'demo':
         await runDemo(rest);

@@ -14,6 +14,19 @@ export function camelToKebab(key: string): string {
   return key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 }
 
+/** What a configuration key can look like when it is shown: words of letters (or `_`) joined by `-`, 40 characters at most; or a list index. */
+const SHOWN_KEY = /^(?:[A-Za-z_]+(?:-[A-Za-z_]+)*|\d{1,6})$/;
+
+/**
+ * A key as an error message names it: in kebab-case when it looks like a setting name, else by
+ * its length only. A key that is no name may be a secret pasted in the wrong place (a token
+ * written as a key), and an error message must not repeat it, even rearranged.
+ */
+export function displayKey(key: string): string {
+  const kebab = camelToKebab(key);
+  return kebab.length <= 40 && SHOWN_KEY.test(kebab) ? kebab : `(a key of ${key.length} characters, not shown: it is no setting name and may be a secret)`;
+}
+
 /** A key given twice (kebab and camel). */
 export class DuplicateKeyError extends Error {}
 
@@ -29,7 +42,7 @@ export function normalizeKeys(value: unknown, path: string[] = []): unknown {
   for (const [k, v] of Object.entries(value)) {
     const camel = kebabToCamel(k);
     if (Object.prototype.hasOwnProperty.call(out, camel)) {
-      throw new DuplicateKeyError(`${[...path, camelToKebab(camel)].join('.')}: given twice (kebab-case and camelCase)`);
+      throw new DuplicateKeyError(`${[...path, camel].map(displayKey).join('.')}: given twice (kebab-case and camelCase)`);
     }
     // defineProperty, not assignment: a `__proto__` key must stay an own (and so unknown) key
     // instead of replacing the prototype, where the schema would read its contents as real keys.

@@ -6,13 +6,14 @@ import { readFile } from 'node:fs/promises';
 import { isScalar, parseDocument, visit, type Document } from 'yaml';
 import type { z } from 'zod';
 import { configSchema, type ConfigInput } from './schema';
-import { camelToKebab, DuplicateKeyError, normalizeKeys } from './keys';
+import { camelToKebab, displayKey, DuplicateKeyError, normalizeKeys } from './keys';
 
 export type LoadResult = { ok: true; config: ConfigInput } | { ok: false; error: string };
 
 /** Zod issues → one line per issue: `routing.spill-inflight: Too big: expected number to be <=100` (VS Code settings use camelCase keys). */
 export function formatIssues(issues: readonly z.core.$ZodIssue[], prefix = '', keyStyle: 'kebab' | 'camel' = 'kebab'): string {
-  const name = keyStyle === 'kebab' ? camelToKebab : (k: string) => k;
+  // An unknown key is shown only when it looks like a setting name (displayKey): it may be a token.
+  const name = keyStyle === 'kebab' ? displayKey : (k: string) => (displayKey(k) === camelToKebab(k) ? k : displayKey(k));
   return issues
     .map((i) => {
       const path = i.path.map((p) => (typeof p === 'string' ? name(p) : String(p)));

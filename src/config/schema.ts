@@ -9,6 +9,11 @@ import { DEFAULT_POLICY } from '../routing/policy';
 /** Default loopback port of the proxy (stable so terminals keep working across restarts). */
 export const DEFAULT_PORT = 48290;
 
+/** The largest request body the proxy takes (Anthropic's limit, docs/anthropic-api.md#forwarding), bytes. */
+const MAX_REQUEST_BODY_BYTES = 32 * 1024 * 1024;
+/** The largest `max-buffered-body-bytes` accepted (64 GiB), bytes. */
+const MAX_BUFFERED_BODY_BYTES_LIMIT = 64 * 1024 * 1024 * 1024;
+
 const LOOPBACK_HOSTS = ['127.0.0.1', 'localhost', '::1'] as const;
 
 const epochOrIso = z.union([z.number().int().nonnegative(), z.string()]).transform((v, ctx) => {
@@ -34,6 +39,12 @@ export const routingSchema = z.strictObject({
   sessionSoftLimit: z.number().gt(0).max(1).optional(),
   sessionResetToleranceMs: z.number().int().min(1).max(86_400_000).optional(),
   allowOverage: z.boolean().optional(),
+  maxBufferedBodyBytes: z
+    .number()
+    .int()
+    .min(MAX_REQUEST_BODY_BYTES, `must be at least ${MAX_REQUEST_BODY_BYTES} (32 MB, the largest request body)`)
+    .max(MAX_BUFFERED_BODY_BYTES_LIMIT)
+    .optional(),
 });
 export type RoutingInput = z.infer<typeof routingSchema>;
 

@@ -9,6 +9,7 @@ import type { Dispatcher } from 'undici';
 import type { TokenManager } from '../accounts/tokenManager';
 import type { AccountMetrics } from '../routing/metrics';
 import type { DecisionRecord } from '../routing/decision';
+import { BodyBudget, type RequestBody } from './http/body';
 import { endChangeStreams, routerStatus } from './http/localEndpoints';
 import type { Logger } from './log';
 import { attempt } from './pipeline/attempt';
@@ -81,6 +82,7 @@ export class RouterEngine {
       clientKey: opts.clientKey,
       loggedPolicyErrors: new Set(),
       changeStreams: new Set(),
+      bodyBudget: new BodyBudget(),
     };
     this.state.affinity.setIdleTtl(opts.config.policy.sessionAffinityIdleTtlMs);
   }
@@ -162,6 +164,7 @@ export class RouterEngine {
   /** An error no step handled: logged, and the client answered (or cut off when its answer had begun). */
   private failed(err: unknown, ctx: RequestContext): void {
     const { res } = ctx;
+    (ctx.body as RequestBody | undefined)?.release();
     this.state.countInternalError();
     this.services.log.error(`internal error: ${(err as Error)?.stack ?? String(err)}`);
     if (!res.headersSent) {

@@ -31,6 +31,11 @@ export interface RoutingPolicy {
   sessionResetToleranceMs: number;
   /** Whether an account may keep serving into paid overage when the provider offers it. */
   allowOverage: boolean;
+  /**
+   * Memory budget for the request bodies the proxy holds at once, bytes (≥ 32 MB): past it a new
+   * request is answered 503 `overloaded_error` before its body is read.
+   */
+  maxBufferedBodyBytes: number;
   /** Quota-based ranking on (false when `CLAUDE_ROUTER_QUOTA_ROUTING=off`). */
   quotaRouting: boolean;
 }
@@ -49,5 +54,6 @@ export const DEFAULT_POLICY: Readonly<RoutingPolicy> = Object.freeze({
   sessionSoftLimit: 0.97,
   sessionResetToleranceMs: 900_000,
   allowOverage: false,
+  maxBufferedBodyBytes: 256 * 1024 * 1024,
   quotaRouting: true,
 });

@@ -19,6 +19,7 @@ export const FAULT_KINDS = [
   'html_error',
   'forbidden',
   'bad_request',
+  'echo_headers',
 ] as const;
 
 /** Faults that set a lasting state at injection instead of being queued. */
@@ -51,6 +52,9 @@ export function validateFault(x: unknown): SimFault {
     case 'html_error':
       if (typeof f.status !== 'number' || !Number.isInteger(f.status) || f.status < 400 || f.status > 599) throw new Error('html_error.status must be an HTTP error status');
       return { kind: 'html_error', status: f.status, bytes: nonNegNumber(f.bytes, 'html_error.bytes') };
+    case 'echo_headers':
+      if (f.status !== 200 && f.status !== 400 && f.status !== 401 && f.status !== 500) throw new Error('echo_headers.status must be 200, 400, 401 or 500');
+      return { kind: 'echo_headers', status: f.status };
     case 'headerless_429':
     case 'entitlement_429':
     case 'overloaded_529':

@@ -82,7 +82,13 @@ export type SimFault =
   /** One-shot 403 permission_error "OAuth token has been revoked." */
   | { kind: 'forbidden' }
   /** One-shot 400 invalid_request_error. */
-  | { kind: 'bad_request' };
+  | { kind: 'bad_request' }
+  /**
+   * One-shot answer whose body quotes the request's headers, bearer token included, as a
+   * misbehaving gateway might: a JSON message whose text is the headers (`status` 200), or an
+   * error whose message is (400 `invalid_request_error`, 401 `authentication_error`, 500 `api_error`).
+   */
+  | { kind: 'echo_headers'; status: 200 | 400 | 401 | 500 };
 
 /** Options of {@link startFakeUpstream}. */
 export interface FakeUpstreamOptions {

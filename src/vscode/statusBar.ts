@@ -5,7 +5,8 @@
  * opens "Show Routing Status".
  */
 import * as vscode from 'vscode';
-import { accountDescription, accountState, percent, poolSummary } from '../proxy/status/statusView';
+import { percent, poolSummary } from '../proxy/status/statusView';
+import { poolTooltip } from '../proxy/status/tooltips';
 import type { RouterModel } from './routerModel';
 import type { RouterService } from './routerService';
 
@@ -38,16 +39,9 @@ export class StatusBarController implements vscode.Disposable {
     this.item.text = `$(server-process) ${usable}/${total}${bestHeadroom !== null ? ` · ${percent(bestHeadroom)}` : ''}${sim}`;
     this.item.backgroundColor =
       total > 0 && usable === 0 ? new vscode.ThemeColor('statusBarItem.errorBackground') : usable <= 1 ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
-    const now = Date.now();
-    const md = new vscode.MarkdownString(undefined, true);
-    md.appendMarkdown(`**Claude Router**${sim} — ${usable} of ${total} accounts usable`);
-    if (bestHeadroom !== null) md.appendMarkdown(`, best headroom ${percent(bestHeadroom)}`);
-    md.appendMarkdown('\n\n');
-    for (const a of s.accounts) {
-      md.appendMarkdown(`- $(${ICONS[accountState(a, s)]}) **${escape(a.label)}** — ${escape(accountDescription(a, now))}\n`);
-    }
-    md.appendMarkdown(`\n${this.roleLine()} · click for routing status`);
-    this.item.tooltip = md;
+    const head = `${sim} — ${usable} of ${total} accounts usable${bestHeadroom !== null ? `, best headroom ${percent(bestHeadroom)}` : ''}`;
+    // Theme icons on: the builder escapes every `$(` that is not one of its own.
+    this.item.tooltip = new vscode.MarkdownString(poolTooltip(s, head, this.roleLine(), Date.now()), true);
   }
 
   private roleLine(): string {
@@ -61,18 +55,4 @@ export class StatusBarController implements vscode.Disposable {
     this.subscription.dispose();
     this.item.dispose();
   }
-}
-
-/** Codicons per account state (shared with the tree view). */
-export const ICONS: Record<ReturnType<typeof accountState>, string> = {
-  serving: 'pass-filled',
-  usable: 'pass',
-  cooling: 'watch',
-  saturated: 'warning',
-  needs_sign_in: 'key',
-  disabled: 'circle-slash',
-};
-
-function escape(s: string): string {
-  return s.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, (c) => `\\${c}`);
 }

@@ -6,20 +6,11 @@
 import * as vscode from 'vscode';
 import type { AccountReport, StatusReport } from '../proxy/status/status';
 import { accountDescription, accountState, explainReason, percent, timeUntil, whyNow } from '../proxy/status/statusView';
+import { accountTooltip, STATE_ICONS, STATE_LABEL } from '../proxy/status/tooltips';
 import { formatDuration } from '../quota/duration';
 import type { RouterModel } from './routerModel';
-import { ICONS } from './statusBar';
 
 type AccountNode = { kind: 'account'; account: AccountReport } | { kind: 'detail'; id: string; label: string; description?: string; icon: string; tooltip?: string };
-
-const STATE_LABEL: Record<string, string> = {
-  serving: 'serving',
-  usable: 'usable',
-  cooling: 'cooling down',
-  saturated: 'saturated',
-  needs_sign_in: 'needs sign-in',
-  disabled: 'disabled',
-};
 
 export class AccountsTreeProvider implements vscode.TreeDataProvider<AccountNode>, vscode.Disposable {
   private readonly emitter = new vscode.EventEmitter<AccountNode | undefined>();
@@ -53,11 +44,15 @@ export class AccountsTreeProvider implements vscode.TreeDataProvider<AccountNode
     const item = new vscode.TreeItem(a.label, vscode.TreeItemCollapsibleState.Collapsed);
     item.id = `account:${a.label}`;
     item.description = accountDescription(a, Date.now());
-    item.iconPath = new vscode.ThemeIcon(ICONS[state], state === 'needs_sign_in' || state === 'saturated' ? new vscode.ThemeColor('problemsWarningIcon.foreground') : undefined);
+    item.iconPath = new vscode.ThemeIcon(
+      STATE_ICONS[state],
+      state === 'needs_sign_in' || state === 'saturated' ? new vscode.ThemeColor('problemsWarningIcon.foreground') : undefined,
+    );
     item.contextValue = ['account', state === 'needs_sign_in' ? 'needsSignIn' : '', a.enabled ? '' : 'disabled', a.primary ? 'primary' : '', a.fallback ? 'fallback' : '']
       .filter(Boolean)
       .join('.');
-    item.tooltip = tooltip(a, s, state);
+    // Theme icons off: nothing in it is an icon.
+    item.tooltip = new vscode.MarkdownString(accountTooltip(a, s, Date.now()));
     item.accessibilityInformation = { label: `${a.label}, ${STATE_LABEL[state]}, ${item.description}` };
     return item;
   }
@@ -66,22 +61,6 @@ export class AccountsTreeProvider implements vscode.TreeDataProvider<AccountNode
     this.subscription.dispose();
     this.emitter.dispose();
   }
-}
-
-function tooltip(a: AccountReport, s: StatusReport, state: string): vscode.MarkdownString {
-  const now = Date.now();
-  const md = new vscode.MarkdownString(undefined, true);
-  md.appendMarkdown(`**${a.label}** — ${STATE_LABEL[state]}${a.primary ? ' · primary' : ''}${a.fallback ? ' · fallback' : ''}\n\n`);
-  md.appendMarkdown(`- 5-hour window: ${percent(a.session.used)} used, resets in ${timeUntil(a.session.resetsAt, now)}\n`);
-  md.appendMarkdown(`- weekly window: ${percent(a.weekly.used)} used, resets in ${timeUntil(a.weekly.resetsAt, now)}\n`);
-  for (const [family, w] of Object.entries(a.scoped)) md.appendMarkdown(`- weekly ${family}: ${percent(w.used)} used, resets in ${timeUntil(w.resetsAt, now)}\n`);
-  if (a.coolingUntil) md.appendMarkdown(`- cooling down (${(a.coolingReason ?? '').replace(/_/g, ' ')}) for ${timeUntil(a.coolingUntil, now)}\n`);
-  if (a.needsSignIn) md.appendMarkdown(`- needs sign-in: ${a.needsSignInReason ?? ''}\n`);
-  const age = a.evidence.observedAt ? `, ${formatDuration(Math.max(0, Math.round((now - Date.parse(a.evidence.observedAt)) / 1000)))} old` : '';
-  md.appendMarkdown(`- quota data: ${a.evidence.freshness.replace('_', ' ')}${age}\n`);
-  md.appendMarkdown(`- in flight: ${a.inflight} · bound sessions: ${a.boundSessions}\n\n`);
-  md.appendMarkdown(`*${whyNow(a, s)}*`);
-  return md;
 }
 
 function details(a: AccountReport, s: StatusReport): AccountNode[] {

@@ -91,6 +91,7 @@ describe('config/load', () => {
       ['session-affinity-idle-ttl-ms', [60_000, 86_400_000], [59_999, 86_400_001, 60_000.5, '60000']],
       ['spill-inflight', [0, 100], [-1, 101, 1.5]],
       ['max-inflight-per-account', [0, 10_000], [-1, 10_001, 2.5]],
+      ['max-buffered-body-bytes', [33_554_432, 68_719_476_736], [33_554_431, 68_719_476_737, 0, 4e7 + 0.5]],
       ['session-soft-limit', [0.0001, 0.97, 1], [0, -0.1, 1.0001, '0.9']],
       ['session-reset-tolerance-ms', [1, 86_400_000], [0, 86_400_001, 0.5]],
       ['strategy', ['fill-first', 'round-robin'], ['random', '']],
@@ -114,6 +115,7 @@ describe('config/load', () => {
     it('the error names the bound it broke', () => {
       assert.match(err(routing('spill-inflight', 101)), /^routing\.spill-inflight: .*100/);
       assert.match(err(routing('session-affinity-idle-ttl-ms', 59_999)), /^routing\.session-affinity-idle-ttl-ms: .*60000/);
+      assert.match(err(routing('max-buffered-body-bytes', 1_000_000)), /^routing\.max-buffered-body-bytes: must be at least 33554432 \(32 MB/);
     });
   });
 
@@ -123,6 +125,23 @@ describe('config/load', () => {
       assert.match(e, /^routing: .*spill-inflite/);
       assert.match(err(parseConfigText('routng:\n  spill-inflight: 3\n')), /^\(top level\): .*routng/);
       assert.match(err(parseConfigText('accounts:\n  - label: a\n    acess-token: x\n')), /^accounts\.0: .*acess-token/);
+    });
+
+    it('an unknown key that is no setting name (a token pasted as a key) is named by its place, never echoed', () => {
+      const token = 'sk-ant-oat01-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789';
+      for (const [text, where] of [
+        [`routing:\n  ${token}: 1\n`, 'routing'],
+        [`${token}: x\n`, '(top level)'],
+        [`accounts:\n  - label: a\n    ${token}: true\n`, 'accounts.0'],
+      ]) {
+        const e = err(parseConfigText(text));
+        assert.match(e, new RegExp(`^${where.replace(/[().]/g, '\\$&')}: unknown keys? \\(a key of \\d+ characters, not shown`), e);
+        for (const fragment of ['AbCdEf', 'ab-cd-ef', 'abcdef', '0123456789']) assert.ok(!e.toLowerCase().includes(fragment.toLowerCase()), `${fragment} in ${e}`);
+      }
+      // Both spellings of such a key: named by its place too.
+      const twice = err(parseConfigText('routing:\n  sk-ant-oat01-abcdef0123: 1\n  skAntOat01Abcdef0123: 2\n'));
+      assert.match(twice, /^routing\.\(a key of \d+ characters, not shown.*\): given twice/);
+      assert.ok(!/abcdef/i.test(twice), twice);
     });
 
     it('a __proto__ key is an unknown key, not a way to smuggle keys in', () => {

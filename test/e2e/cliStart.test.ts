@@ -5,7 +5,7 @@
  */
 import { strict as assert } from 'node:assert';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { request } from 'undici';
@@ -147,8 +147,15 @@ describe('e2e: claude-router CLI', function () {
       assert.equal(env.ANTHROPIC_BASE_URL, url, out);
       assert.equal(env.CLAUDE_CODE_SUBSCRIPTION_TYPE, 'max', out);
       assert.equal(env.CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC, '1', out);
-      const key = env.CLAUDE_CODE_OAUTH_TOKEN;
-      assert.ok(key && key.length >= 16, `printed key: ${key}`);
+      // The key is not printed (a pasted line with it would stay in the shell's history): the
+      // printed lines read it from its file.
+      const keyFile = out.match(/^\s*export CLAUDE_CODE_OAUTH_TOKEN="\$\(cat '([^']+)'\)"$/m);
+      assert.ok(keyFile, out);
+      assert.equal(keyFile[1], path.join(demoState, 'client-key'));
+      const key = readFileSync(keyFile[1], 'utf8').trim();
+      assert.ok(key.length >= 16, 'a key in the file');
+      assert.ok(!out.includes(key), 'the demo prints no line holding the key');
+      assert.ok(out.includes(`CLAUDE_ROUTER_KEY="$(cat '${keyFile[1]}')" node dist/cli.js status --url ${url}`), out);
 
       const ok = await post(url, key, 'demo-session');
       assert.equal(ok.status, 200, ok.text);

@@ -30,15 +30,16 @@ export interface CliProcess {
   stop(graceMs?: number): Promise<void>;
 }
 
-/** Spawns `node dist/cli.js <args>` detached (own process group). */
-export function spawnCli(args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}): CliProcess {
+/** Spawns `node dist/cli.js <args>` detached (own process group); its standard input is `input` (default: empty), then ends. */
+export function spawnCli(args: string[], opts: { cwd?: string; env?: Record<string, string>; input?: string } = {}): CliProcess {
   assertBuilt();
   const child = spawn(process.execPath, [CLI_JS, ...args], {
     cwd: opts.cwd,
     env: cliEnv(opts.env),
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe'],
     detached: true,
   });
+  child.stdin.end(opts.input ?? '');
   let out = '';
   let err = '';
   child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
@@ -105,10 +106,14 @@ export async function startRouterCli(configFile: string, ms = 15_000): Promise<{
   }
 }
 
-/** Runs a CLI command to completion (killed after `timeoutMs`). */
-export async function runCli(args: string[], timeoutMs = 10_000): Promise<{ code: number | string; stdout: string; stderr: string; ms: number }> {
+/** Runs a CLI command to completion (killed after `timeoutMs`), with `opts` as for {@link spawnCli}. */
+export async function runCli(
+  args: string[],
+  timeoutMs = 10_000,
+  opts: Parameters<typeof spawnCli>[1] = {},
+): Promise<{ code: number | string; stdout: string; stderr: string; ms: number }> {
   const started = Date.now();
-  const p = spawnCli(args);
+  const p = spawnCli(args, opts);
   const timer = setTimeout(() => void p.stop(500), timeoutMs);
   const code = await p.exited;
   clearTimeout(timer);

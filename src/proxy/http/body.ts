@@ -3,7 +3,8 @@
  * it) as the chunks Node received — never concatenated on the way upstream:
  * copying a large body costs more than relaying it (docs/performance.md). Bodies over the
  * limit are refused as soon as the limit is crossed rather than after
- * buffering them.
+ * buffering them. All bodies held at once share one memory budget
+ * ({@link BodyBudget}, `routing.max-buffered-body-bytes`).
  */
 import type { IncomingMessage } from 'node:http';
 
@@ -11,6 +12,45 @@ import type { IncomingMessage } from 'node:http';
 export const MAX_BODY_BYTES = 32 * 1024 * 1024;
 
 export class BodyTooLargeError extends Error {}
+
+/** The body would take the bodies held at once past the memory budget: refused before it is read. */
+export class BodyBudgetError extends Error {}
+
+/**
+ * The bytes of request bodies the proxy holds at once, against one limit. A body counts from
+ * the moment its head announces its length (`content-length`; a chunked body counts chunk by
+ * chunk as it arrives) until its request ends or its answer is committed
+ * ({@link RequestBody.release}), whichever is first.
+ */
+export class BodyBudget {
+  private held = 0;
+
+  /** Bytes counted now. */
+  get heldBytes(): number {
+    return this.held;
+  }
+
+  /** Whether `bytes` more would fit under `limit` (bytes) now. */
+  fits(bytes: number, limit: number): boolean {
+    return this.held + bytes <= limit;
+  }
+
+  /**
+   * Counts `bytes` when they fit under `limit` with what is held already.
+   * @param limit the budget, bytes (the request's configuration generation's)
+   * @returns false, counting nothing, when they do not fit
+   */
+  take(bytes: number, limit: number): boolean {
+    if (!this.fits(bytes, limit)) return false;
+    this.held += bytes;
+    return true;
+  }
+
+  /** Gives back `bytes` counted by {@link take}. */
+  give(bytes: number): void {
+    this.held -= bytes;
+  }
+}
 
 /**
  * The bytes of a request body, in the chunks they arrived in, until the answer is committed:
@@ -27,10 +67,13 @@ export class RequestBody {
   /**
    * @param chunks the received chunks, in order (not copied)
    * @param length their total size, bytes
+   * @param counted bytes of `budget` this body holds, given back at {@link release}
    */
   constructor(
     chunks: readonly Buffer[],
     readonly length: number,
+    private counted = 0,
+    private readonly budget?: BodyBudget,
   ) {
     this.chunks = chunks;
   }
@@ -59,10 +102,15 @@ export class RequestBody {
     return this.chunks.length === 1 ? this.chunks[0].toString('utf8') : Buffer.concat(this.chunks, this.length).toString('utf8');
   }
 
-  /** Lets go of the bytes: the answer is committed, no attempt follows. `length` stays. */
+  /**
+   * Lets go of the bytes and gives them back to the budget: the answer is committed, or the
+   * request has ended. No attempt may follow. `length` stays. Safe to call more than once.
+   */
   release(): void {
     this.released = true;
     this.chunks = [];
+    this.budget?.give(this.counted);
+    this.counted = 0;
   }
 
   /** A body from one buffer (tests, synthetic requests). */
@@ -90,24 +138,38 @@ class ChunkFeed implements Iterable<Buffer> {
 const DRAIN_BYTES = 2 * MAX_BODY_BYTES;
 
 /**
+ * Reads a body, counting it against `budget`. A refused body is drained — read and dropped,
+ * never kept — so the client can read the answer (see DRAIN_BYTES).
  * @param declared the request's `content-length` (NaN when it has none)
+ * @param limit the largest body taken, bytes
+ * @param budgetLimit the budget's limit for this request, bytes
  * @throws BodyTooLargeError when `declared` or the bytes received exceed `limit`
+ * @throws BodyBudgetError when `declared`, or the bytes of a chunked body received so far, do not fit in the budget
  * @throws Error when the client aborts mid-body
  */
-export function readBody(req: IncomingMessage, declared: number, limit: number): Promise<RequestBody> {
+export function readBody(req: IncomingMessage, declared: number, limit: number, budget: BodyBudget, budgetLimit: number): Promise<RequestBody> {
   return new Promise((resolve, reject) => {
     // Not const: at the end the chunks go to the body, and the listeners (which live as long as
     // the request) keep an empty list, so releasing the body frees its bytes.
     let chunks: Buffer[] = [];
     let size = 0;
+    let counted = 0;
     let failed = false;
     const refuse = (err: Error) => {
       if (failed) return;
       failed = true;
       chunks.length = 0;
+      budget.give(counted);
+      counted = 0;
       reject(err);
     };
-    if (Number.isFinite(declared) && declared > limit) refuse(new BodyTooLargeError());
+    if (Number.isFinite(declared)) {
+      if (declared > limit) refuse(new BodyTooLargeError());
+      else if (budget.take(declared, budgetLimit)) counted = declared;
+      else {
+        refuse(new BodyBudgetError());
+      }
+    }
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (failed) {
@@ -115,12 +177,18 @@ export function readBody(req: IncomingMessage, declared: number, limit: number):
         return;
       }
       if (size > limit) return refuse(new BodyTooLargeError());
+      if (size > counted) {
+        // A chunked body (or more than announced, which node refuses anyway): count as it comes.
+        if (!budget.take(size - counted, budgetLimit)) return refuse(new BodyBudgetError());
+        counted = size;
+      }
       chunks.push(chunk);
     });
     req.on('end', () => {
       if (failed) return;
-      const body = new RequestBody(chunks, size);
+      const body = new RequestBody(chunks, size, counted, budget);
       chunks = [];
+      counted = 0;
       resolve(body);
     });
     req.on('error', (err) => refuse(err));

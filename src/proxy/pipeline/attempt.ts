@@ -97,6 +97,8 @@ export async function attempt(ctx: RequestContext): Promise<void> {
     ctx.outcome = outcome ?? nothingServed(ctx, held, cappedOut, attempts);
   } finally {
     res.off('close', onClose);
+    // No call follows: the body's bytes and its share of the memory budget go now.
+    ctx.body.release();
   }
 }
 

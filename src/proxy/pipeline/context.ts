@@ -11,7 +11,7 @@ import type { AttemptRecord, DecisionOutcome, UsageRecord } from '../../routing/
 import type { MetricsParams } from '../../routing/metrics';
 import { NO_STICKY_KEY } from '../../routing/identify';
 import type { PlanAccount, RoutePlan } from '../../routing/plan';
-import type { RequestBody } from '../http/body';
+import type { BodyBudget, RequestBody } from '../http/body';
 import type { ClientHead } from '../http/clientHead';
 import type { RequestInfo } from '../http/requestInfo';
 import type { Logger } from '../log';
@@ -41,6 +41,8 @@ export interface RouterServices {
   readonly loggedPolicyErrors: Set<string>;
   /** Open `/events` streams, ended when the router closes. */
   readonly changeStreams: Set<ServerResponse>;
+  /** The request bodies held at once, against `routing.max-buffered-body-bytes`. */
+  readonly bodyBudget: BodyBudget;
 }
 
 /** The endpoints forwarded upstream. */
@@ -94,7 +96,7 @@ export class RequestContext {
   startedAtMs = 0;
   /** route: the configuration this request runs under for its whole life. */
   generation!: ConfigGeneration;
-  /** readRequestBody */
+  /** readRequestBody; released (its budget given back) when the attempts end or the request fails. */
   body!: RequestBody;
   /** identifySession: model, sticky key (hashed), stream flag. */
   info: RequestInfo = NO_INFO;

@@ -15,6 +15,7 @@ export function identifySession(ctx: RequestContext): boolean {
     return false;
   } catch (err) {
     if (!(err instanceof MalformedBodyError)) throw err;
+    ctx.body.release();
     sendAnthropicError(ctx.res, 400, 'invalid_request_error', err.message);
     return true;
   }

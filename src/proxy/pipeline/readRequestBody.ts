@@ -1,19 +1,27 @@
 /**
  * Step 3: the request body, read whole (failover resends it), with
  * `100 Continue` sent first when the client waits for it; a body over the
- * limit is refused with 413.
+ * limit is refused with 413, a body the memory budget has no room for with
+ * 503 `overloaded_error` — both before the body is kept.
  */
-import { BodyTooLargeError, MAX_BODY_BYTES, readBody } from '../http/body';
+import { BodyBudgetError, BodyTooLargeError, MAX_BODY_BYTES, readBody } from '../http/body';
 import { sendAnthropicError, sendContinue } from '../relay/clientAnswer';
 import type { RequestContext } from './context';
 
-/** Resolves true when the request ended here (413, or the client went away while sending). */
+/** Seconds a client refused by the memory budget is asked to wait (held bodies go at their answer's first byte). */
+const BUDGET_RETRY_AFTER_S = 2;
+
+/** Resolves true when the request ended here (413, 503, or the client went away while sending). */
 export function readRequestBody(ctx: RequestContext): Promise<boolean> {
   const { head, res } = ctx;
+  const { bodyBudget, log } = ctx.services;
+  const budgetLimit = ctx.generation.config.policy.maxBufferedBodyBytes;
   const declared = Number(head.contentLength);
-  if (head.expect !== undefined && /100-continue/i.test(head.expect) && !(declared > MAX_BODY_BYTES)) sendContinue(res);
+  if (head.expect !== undefined && /100-continue/i.test(head.expect) && !(declared > MAX_BODY_BYTES) && !(declared > 0 && !bodyBudget.fits(declared, budgetLimit))) {
+    sendContinue(res);
+  }
   // One derived promise, no async wrapper: every forwarded request passes here.
-  return readBody(ctx.req, declared, MAX_BODY_BYTES).then(
+  return readBody(ctx.req, declared, MAX_BODY_BYTES, bodyBudget, budgetLimit).then(
     (body) => {
       ctx.body = body;
       return false;
@@ -21,6 +29,10 @@ export function readRequestBody(ctx: RequestContext): Promise<boolean> {
     (err: unknown) => {
       if (err instanceof BodyTooLargeError) {
         sendAnthropicError(res, 413, 'request_too_large', `Request exceeds the maximum allowed size of ${MAX_BODY_BYTES} bytes.`);
+      } else if (err instanceof BodyBudgetError) {
+        const message = `Claude Router is holding ${bodyBudget.heldBytes} bytes of request bodies, near its limit of ${budgetLimit} (routing.max-buffered-body-bytes); retry shortly.`;
+        log.warn(`request refused: ${message}`);
+        sendAnthropicError(res, 503, 'overloaded_error', message, { 'retry-after': String(BUDGET_RETRY_AFTER_S) });
       }
       return true;
     },

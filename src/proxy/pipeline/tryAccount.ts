@@ -17,6 +17,7 @@ import type { PlanAccount } from '../../routing/plan';
 import { MAX_BODY_BYTES } from '../http/body';
 import { usageFromJson } from '../relay/answerUsage';
 import { commitStreamHead, sendUpstreamAnswer, syntheticAnswer, type HeldAnswer } from '../relay/clientAnswer';
+import { redactTokens } from '../relay/redact';
 import { StreamRelay, type StreamEnd, type StreamRelayHooks } from '../relay/streamRelay';
 import { upstreamHeaders } from '../upstream/agent';
 import { callUpstream, type UpstreamHead } from '../upstream/call';
@@ -39,7 +40,9 @@ export type AttemptStep =
 /**
  * Tries one account: its credentials (refreshed once on a 401), the upstream call (once more on
  * a fresh connection when a kept-alive one broke), the answer classified, the account's state
- * set (evidence, cooldown, needs-sign-in), and a good answer committed to the client.
+ * set (evidence, cooldown, needs-sign-in), and a good answer committed to the client. Every
+ * upstream body it relays or holds has the tokens of this attempt — the pair it started with and
+ * the pair a refresh gave it — redacted (relay/redact.ts).
  * @param attempts this request's attempt records, appended to
  * @param attempted labels of the accounts this request tried (for session binding at commit)
  */
@@ -54,6 +57,8 @@ export async function tryAccount(ctx: RequestContext, account: PlanAccount, atte
     return signInFailure(s, account.id, err, attempts);
   }
   const method = ctx.req.method as Dispatcher.HttpMethod;
+  // The tokens this attempt sent or received: redacted from every upstream body it passes on.
+  const tokens = [creds.accessToken, creds.refreshToken];
   let refreshed = false;
   let reconnected = false;
   for (;;) {
@@ -112,9 +117,12 @@ export async function tryAccount(ctx: RequestContext, account: PlanAccount, atte
       const end = call.value;
       if (end.kind === 'served') return { next: 'served', status, outcome: end.outcome, usage: end.usage, streamed: true };
       if (end.kind === 'client_gone') return { next: 'abort' };
-      return { next: 'rotate', held: syntheticAnswer(account.id, end.status, end.type, end.message) };
+      // The type comes from the upstream's error event.
+      const held = syntheticAnswer(account.id, end.status, end.type, end.message);
+      held.body = redactTokens(held.body, tokens);
+      return { next: 'rotate', held };
     }
-    if (status >= 200 && status < 300) return relayJson(ctx, account, call, attempts, ms, attempted);
+    if (status >= 200 && status < 300) return relayJson(ctx, account, call, attempts, ms, attempted, tokens);
 
     // An error answer (a broken error body is still an error answer).
     const now = s.now();
@@ -127,12 +135,13 @@ export async function tryAccount(ctx: RequestContext, account: PlanAccount, atte
           ...head.headers,
           'content-type': 'application/json',
         })
-      : { status, headers: head.headers, body: call.body, account: account.id };
+      : { status, headers: head.headers, body: redactTokens(call.body, tokens), account: account.id };
 
     if (ctx.route !== 'messages') return { next: cls.kind === 'client_error' ? 'return' : 'rotate', held };
     if (cls.kind === 'unauthorized' && info.kind === 'oauth' && !refreshed) {
       try {
         creds = await s.tokens.refresh(account.id, creds.accessToken);
+        tokens.push(creds.accessToken, creds.refreshToken);
         refreshed = true;
         s.state.clearNeedsSignIn(account.id);
         continue;
@@ -214,6 +223,7 @@ function relayJson(
   attempts: AttemptRecord[],
   ms: number,
   attempted: ReadonlySet<string>,
+  tokens: readonly (string | undefined)[],
 ): AttemptStep {
   const s = ctx.services;
   const { status, headers } = call.head;
@@ -241,6 +251,6 @@ function relayJson(
   }
   bindOnCommit(ctx, account, attempted);
   record('success');
-  sendUpstreamAnswer(ctx.res, call.head, call.body, account.id, ctx.requestId);
+  sendUpstreamAnswer(ctx.res, call.head, redactTokens(call.body, tokens), account.id, ctx.requestId);
   return { next: 'served', status, outcome: 'success', usage: usage ?? null, streamed: false };
 }

@@ -29,6 +29,9 @@ export const RATE_LIMIT_MESSAGE = "This request would exceed your account's rate
 /** Message of the entitlement 429. */
 export const ENTITLEMENT_MESSAGE = 'Extra usage is required for long context requests.';
 
+/** The error type of each error status an `echo_headers` fault answers with. */
+const ECHO_ERROR_TYPE = { 400: 'invalid_request_error', 401: 'authentication_error', 500: 'api_error' } as const;
+
 /** Answers one Messages request of `host`'s accounts (the answer is sent on `ex`; `buf` is the raw body). */
 export async function messages(host: SimHost, ex: Exchange, buf: Buffer): Promise<void> {
   const auth = authenticate(host, ex, true);
@@ -72,6 +75,12 @@ export async function messages(host: SimHost, ex: Exchange, buf: Buffer): Promis
       return ex.error(403, 'permission_error', 'OAuth token has been revoked.', base);
     case 'bad_request':
       return ex.error(400, 'invalid_request_error', 'prompt is too long: 250000 tokens > 200000 maximum', base);
+    case 'echo_headers': {
+      const echoed = `request headers: ${JSON.stringify(ex.req.headers)}`;
+      if (fault.status !== 200) return ex.error(fault.status, ECHO_ERROR_TYPE[fault.status], echoed, base);
+      const usage: SimUsage = { input_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 1 };
+      return ex.json(200, messageObject({ id: host.nextMessageId(), model: body.model, text: echoed, usage }), { ...base, ...rl() });
+    }
     case 'error_after_content':
     case 'exhaust':
     case 'expire_token':

@@ -1,7 +1,9 @@
 import { strict as assert } from 'node:assert';
+import { EventEmitter } from 'node:events';
+import type { IncomingMessage } from 'node:http';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { RequestBody } from '../../../src/proxy/http/body';
+import { BodyBudget, BodyBudgetError, readBody, RequestBody } from '../../../src/proxy/http/body';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -54,5 +56,40 @@ describe('RequestBody (kept for failover, let go at commit)', () => {
     );
     assert.ok(call !== undefined && body.length === 128 * 1024);
     assert.throws(() => body.forUpstream(), /released/);
+  });
+});
+
+describe('BodyBudget (the bodies held at once)', () => {
+  /** A request that delivers `chunks` and ends, as node's IncomingMessage does. */
+  function fakeRequest(chunks: Buffer[]): IncomingMessage {
+    const req = new EventEmitter() as EventEmitter & { destroy(): void; pause(): void };
+    req.destroy = () => undefined;
+    req.pause = () => undefined;
+    setImmediate(() => {
+      for (const c of chunks) req.emit('data', c);
+      req.emit('end');
+    });
+    return req as unknown as IncomingMessage;
+  }
+  const KB = 1024;
+
+  it('counts a chunked body chunk by chunk, refuses it when the budget runs out, and gives its bytes back', async () => {
+    const budget = new BodyBudget();
+    const held = await readBody(fakeRequest([Buffer.alloc(40 * KB), Buffer.alloc(40 * KB)]), NaN, 1 << 20, budget, 100 * KB);
+    assert.equal(budget.heldBytes, 80 * KB);
+    await assert.rejects(readBody(fakeRequest([Buffer.alloc(10 * KB), Buffer.alloc(20 * KB)]), NaN, 1 << 20, budget, 100 * KB), BodyBudgetError);
+    assert.equal(budget.heldBytes, 80 * KB, 'the refused body gave back the 10 KB it had counted');
+    held.release();
+    held.release();
+    assert.equal(budget.heldBytes, 0, 'released once, given back once');
+  });
+
+  it('counts a declared body at its head and refuses one that does not fit before any byte arrives', async () => {
+    const budget = new BodyBudget();
+    const first = readBody(fakeRequest([Buffer.alloc(60 * KB)]), 60 * KB, 1 << 20, budget, 100 * KB);
+    assert.equal(budget.heldBytes, 60 * KB, 'counted from the head');
+    await assert.rejects(readBody(fakeRequest([]), 50 * KB, 1 << 20, budget, 100 * KB), BodyBudgetError);
+    (await first).release();
+    assert.equal(budget.heldBytes, 0);
   });
 });
