@@ -68,7 +68,7 @@ export async function runStatus(argv: string[]): Promise<number> {
   const dir = stateDirOf(config);
   // Reading status never creates a key: a missing one means the wrong state directory.
   const key = values.key ?? process.env.CLAUDE_ROUTER_KEY ?? config.clientKey ?? readClientKey(dir);
-  if (!key) throw new UsageError(`no client key in ${dir}; pass --config <file> of the running proxy, or --key`);
+  if (!key) throw new UsageError(`no client key in ${dir}; pass --config <file> of the running proxy, or set CLAUDE_ROUTER_KEY`);
   const host = config.listen?.host ?? DEFAULT_SERVER_SETTINGS.host;
   const url = values.url ?? runningProxyUrl(dir) ?? `http://${host.includes(':') ? `[${host}]` : host}:${config.listen?.port ?? DEFAULT_SERVER_SETTINGS.port}`;
   let res;
