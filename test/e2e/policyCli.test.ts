@@ -70,6 +70,8 @@ describe('routing policies through the built CLI', function () {
         '  session-soft-limit: 0.9',
         '  session-reset-tolerance-ms: 600000',
         '  allowOverage: true',
+        '  session-fingerprint: false',
+        '  max-buffered-body-bytes: 134217728',
       ].join('\n'),
     );
     const st = await status();
@@ -88,6 +90,8 @@ describe('routing policies through the built CLI', function () {
         sessionResetToleranceMs: 600000,
         allowOverage: true,
         quotaRouting: true,
+        sessionFingerprint: false,
+        maxBufferedBodyBytes: 134217728,
       },
     );
     assert.equal(st.config.sources['spill-inflight'], file);
