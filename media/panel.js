@@ -83,7 +83,7 @@
           Object.entries(a.scoped).map(([f, w]) => bar('7 d ' + f, w.used, w.resetsAt, now)),
           a.coolingUntil ? el('p', { class: 'warn' }, 'Cooling down (' + (a.coolingReason || '').replace(/_/g, ' ') + ') for ' + until(a.coolingUntil, now)) : null,
           a.needsSignIn ? el('p', { class: 'warn' }, 'Needs sign-in: ' + (a.needsSignInReason || '')) : null,
-          v ? el('p', { class: 'why' }, v.verdict === 'selected' ? 'Next request goes here: ' + d.reasons[v.reason] : (v.verdict === 'unusable' ? 'Not usable: ' : 'Ranked #' + (v.rank + 1) + ': ') + d.reasons[v.reason]) : null);
+          d.why && d.why[a.label] ? el('p', { class: 'why' }, d.why[a.label]) : v ? el('p', { class: 'why' }, v.verdict === 'selected' ? 'Next request goes here: ' + d.reasons[v.reason] : (v.verdict === 'unusable' ? 'Not usable: ' : 'Ranked #' + (v.rank + 1) + ': ') + d.reasons[v.reason]) : null);
       })));
 
     // Sessions.
@@ -95,10 +95,10 @@
     // Decisions.
     parts.push(el('section', { id: 'decisions' }, el('h2', {}, 'Last decisions'),
       d.decisions.length === 0 ? el('p', { class: 'muted' }, 'No requests yet.') :
-        d.decisions.map((r) => el('details', { class: 'decision' },
+        d.decisions.map((r, i) => el('details', { class: 'decision' },
           el('summary', {}, el('span', { class: 'mono' }, r.ts.slice(11, 19)), ' ', el('strong', {}, r.servedBy || 'none'), ' · ' + (d.reasons[r.selectionReason] || r.selectionReason) + ' · ' + r.outcome + (r.sessionId ? ' · session ' + r.sessionId.slice(0, 8) : '') + (r.attempts.length > 1 ? ' · ' + r.attempts.length + ' attempts' : '')),
           el('table', {}, el('thead', {}, el('tr', {}, el('th', {}, '#'), el('th', {}, 'account'), el('th', {}, 'verdict'), el('th', {}, 'why'), el('th', {}, '5h'), el('th', {}, '7d'))),
-            el('tbody', {}, r.candidates.map((c) => el('tr', { class: c.verdict }, el('td', {}, String(c.rank + 1)), el('td', {}, c.account), el('td', {}, c.verdict.replace(/_/g, ' ')), el('td', {}, d.reasons[c.reason] || c.reason), el('td', {}, pct(c.metrics.sessionUsed)), el('td', {}, pct(c.metrics.weeklyUsed)))))),
+            el('tbody', {}, r.candidates.map((c, ci) => el('tr', { class: c.verdict }, el('td', {}, String(c.rank + 1)), el('td', {}, c.account), el('td', {}, c.verdict.replace(/_/g, ' ')), el('td', {}, (d.verdictTexts && d.verdictTexts[i] && d.verdictTexts[i][ci]) || d.reasons[c.reason] || c.reason), el('td', {}, pct(c.metrics.sessionUsed)), el('td', {}, pct(c.metrics.weeklyUsed)))))),
           r.attempts.length ? el('p', { class: 'muted' }, 'Attempts: ' + r.attempts.map((a) => a.account + ' → ' + a.result + (a.status ? ' (' + a.status + ')' : '')).join(', ')) : null))));
 
     // Seed metrics.

@@ -8,7 +8,8 @@
  */
 import type { AccountMetrics } from './metrics';
 import type { RoutingPolicy } from './policy';
-import type { AffinityOutcome, CandidateVerdict, RoutePlan, SelectionReason, SpillOutcome } from './plan';
+import type { AffinityOutcome, CandidateVerdict, DecidingStage, RoutePlan, SelectionReason, SpillOutcome } from './plan';
+import type { FilterVerdict } from './planner/verdict';
 
 /** Metrics as stored: Infinity-valued fields become null. */
 export type RecordedMetrics = Omit<AccountMetrics, 'coolingUntilMs' | 'sessionResetMs' | 'weeklyResetMs' | 'sessionResetBucket' | 'scopedResetMs'> & {
@@ -20,7 +21,9 @@ export type RecordedMetrics = Omit<AccountMetrics, 'coolingUntilMs' | 'sessionRe
 };
 
 /** One candidate as recorded. */
-export interface RecordedCandidate extends CandidateVerdict {
+export interface RecordedCandidate extends Omit<CandidateVerdict, 'filter'> {
+  /** The filter's verdict code with its figures (absent in records written before the planner stages). */
+  filter?: FilterVerdict;
   /** Insertion (configured) order. */
   index: number;
   primary: boolean;
@@ -72,6 +75,8 @@ export interface DecisionRecord {
     quotaRouting: boolean;
   };
   selectionReason: SelectionReason;
+  /** The planner stage that decided the first account (absent in records written before the planner stages). */
+  decidedBy?: DecidingStage;
   rankingOrder: string[];
   candidates: RecordedCandidate[];
   affinity: AffinityOutcome;
@@ -156,6 +161,7 @@ export function buildDecisionRecord(req: RequestFacts, plan: RoutePlan, policy: 
       quotaRouting: policy.quotaRouting,
     },
     selectionReason: plan.selectionReason,
+    decidedBy: plan.decidedBy,
     rankingOrder: plan.rankingOrder,
     candidates: recordCandidates(plan),
     affinity: plan.affinity,
@@ -183,6 +189,7 @@ function recordCandidates(plan: RoutePlan): RecordedCandidate[] {
       rank: verdicts[i].rank,
       verdict: verdicts[i].verdict,
       reason: verdicts[i].reason,
+      filter: verdicts[i].filter,
       index: a.index,
       primary: a.isPrimary,
       fallback: a.fallback,
