@@ -57,6 +57,7 @@ export function orderInput(input: PlanInput): OrderInput {
     binding: input.binding,
     roundRobinCursor: input.roundRobinCursor,
     nowMs: input.nowMs ?? 0,
+    memo: undefined,
   };
 }
 
@@ -66,7 +67,7 @@ function planWithPolicy(input: PlanInput): RoutePlan {
   const ordered = strategy.order(oi);
   const rankingOrder = ordered.rankingOrder ?? ordered.order.map((a) => a.id);
   const m = modify(ordered.order, ordered.reason, strategy.modifiers, strategy.bindsSessions && !strategy.modifiers.has('affinity'), input.policy, input.sessionId, input.binding);
-  const fallbacks = configuredOrder(input.accounts.filter((a) => a.fallback));
+  const fallbacks = strategy.noFailover ? [] : configuredOrder(input.accounts.filter((a) => a.fallback));
   const full = fallbacks.length ? [...m.order, ...fallbacks] : m.order;
   let reason = m.reason;
   if (full.length === 0) reason = 'no_account';

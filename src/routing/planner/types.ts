@@ -19,6 +19,8 @@ export interface PlanAccount extends RankCandidate {
   priority?: number;
   /** `cost-tier` from the account's configuration (1 = cheapest; default 1). Used by `weighted`. */
   costTier?: number;
+  /** Share of recent attempts that failed, fraction 0–1 (default 0). Used by `weighted`. */
+  recentErrorRate?: number;
 }
 
 /** What the planner needs besides the accounts. */

@@ -5,9 +5,7 @@
 import { comparatorFor, rankAccounts, rankContextFor, type RankContext } from '../../ranking';
 import type { PlanAccount, SelectionReason } from '../types';
 import { configuredOrder } from './common';
-import type { OrderInput, Strategy } from './strategy';
-
-const contexts = new WeakMap<OrderInput, RankContext>();
+import type { Strategy } from './strategy';
 
 export const fillFirst: Strategy = {
   name: 'fill-first',
@@ -25,8 +23,7 @@ export const fillFirst: Strategy = {
   },
   lossReason(winner, loser, input) {
     if (!input.policy.quotaRouting) return 'configured_order';
-    let ctx = contexts.get(input);
-    if (!ctx) contexts.set(input, (ctx = rankContextFor(input.all)));
+    const ctx = (input.memo ??= rankContextFor(input.all)) as RankContext;
     return comparatorFor(input.policy.accountRanking)(winner, loser, ctx).reason;
   },
 };

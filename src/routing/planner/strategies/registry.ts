@@ -2,13 +2,27 @@
  * The strategy catalogue: every strategy registered by name, one line each. Adding a strategy is
  * one new module and one line here; the planner reads only this table.
  */
+import { capacityWeighted } from './capacityWeighted';
 import { fillFirst } from './fillFirst';
+import { relativeAvailability } from './relativeAvailability';
+import { resetDrain } from './resetDrain';
 import { roundRobin } from './roundRobin';
+import { sequentialDrain } from './sequentialDrain';
+import { singleAccount } from './singleAccount';
+import { usageWeighted } from './usageWeighted';
+import { weighted } from './weighted';
 import type { Strategy } from './strategy';
 
 export const STRATEGIES = {
   'fill-first': fillFirst,
   'round-robin': roundRobin,
+  'capacity-weighted': capacityWeighted,
+  'relative-availability': relativeAvailability,
+  'usage-weighted': usageWeighted,
+  'sequential-drain': sequentialDrain,
+  'reset-drain': resetDrain,
+  'single-account': singleAccount,
+  weighted,
 } as const satisfies Record<string, Strategy>;
 
 /** A `strategy` value. */

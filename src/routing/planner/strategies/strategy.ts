@@ -30,6 +30,8 @@ export interface OrderInput {
   roundRobinCursor: number;
   /** Planning time, epoch ms. */
   nowMs: number;
+  /** What the strategy's `order` computed for this request and its `lossReason` reads again (one plan's scratch). */
+  memo: unknown;
 }
 
 /** A strategy's order of every non-fallback account and the reason rank 0 is first. */
@@ -49,6 +51,8 @@ export interface Strategy {
   readonly modifiers: ReadonlySet<Modifier>;
   /** Whether a served session is bound (affinity or a score that reads the binding). */
   readonly bindsSessions: boolean;
+  /** Only the first account of its order is offered, and no fallback account follows it. */
+  readonly noFailover?: boolean;
   /** A total, deterministic order of `input.all` (same input and draws → same order). */
   order(input: OrderInput): OrderResult;
   /** Why `loser` is below `winner` in this strategy's order (a reason code, read from the loser's side). */
