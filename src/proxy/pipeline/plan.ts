@@ -43,6 +43,8 @@ export function planFor(state: RouterState, config: RuntimeConfig, params: Metri
       inflight: a.fallback ? 0 : state.leases.inflight(a.label),
       metrics: accountMetrics(state, a.label, params, now),
       cooldownReason: state.cooldowns.get(a.label)?.reason,
+      priority: a.priority,
+      costTier: a.costTier,
     });
   }
   const useAffinity = isMessages && policy.sessionAffinity && strategyFor(policy.strategy).bindsSessions;
