@@ -8,7 +8,7 @@
  */
 import type { AccountMetrics } from './metrics';
 import type { RoutingPolicy } from './policy';
-import type { AffinityOutcome, CandidateVerdict, DecidingStage, RoutePlan, SelectionReason, SpillOutcome } from './plan';
+import type { AffinityOutcome, CandidateVerdict, DecidingStage, RoutePlan, SelectionReason, SpillOutcome, StrategyInputs } from './plan';
 import type { FilterVerdict } from './planner/verdict';
 
 /** Metrics as stored: Infinity-valued fields become null. */
@@ -77,6 +77,8 @@ export interface DecisionRecord {
   selectionReason: SelectionReason;
   /** The planner stage that decided the first account (absent in records written before the planner stages). */
   decidedBy?: DecidingStage;
+  /** A non-default strategy's further inputs, so `replay` can plan the request again (absent for fill-first). */
+  strategyInputs?: StrategyInputs;
   rankingOrder: string[];
   candidates: RecordedCandidate[];
   affinity: AffinityOutcome;
@@ -162,6 +164,7 @@ export function buildDecisionRecord(req: RequestFacts, plan: RoutePlan, policy: 
     },
     selectionReason: plan.selectionReason,
     decidedBy: plan.decidedBy,
+    strategyInputs: plan.strategyInputs,
     rankingOrder: plan.rankingOrder,
     candidates: recordCandidates(plan),
     affinity: plan.affinity,

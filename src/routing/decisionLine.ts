@@ -26,7 +26,9 @@ export class DecisionLineEncoder {
       `,"path":${str(r.path)},"model":${strOrNull(r.model)},"stream":${r.stream},"strategy":${str(r.strategy)},"ranking":${str(r.ranking)}` +
       `,"policy":{"ranking":${str(r.policy.ranking)},"preferPrimary":${r.policy.preferPrimary},"sessionAffinity":${r.policy.sessionAffinity}` +
       `,"sessionAffinityIdleTtlMs":${num(r.policy.sessionAffinityIdleTtlMs)},"spillInflight":${num(r.policy.spillInflight)},"quotaRouting":${r.policy.quotaRouting}}` +
-      `,"selectionReason":${str(r.selectionReason)}${r.decidedBy === undefined ? '' : `,"decidedBy":${str(r.decidedBy)}`},"rankingOrder":${strings(r.rankingOrder)},"candidates":${this.candidates(r.candidates)}` +
+      `,"selectionReason":${str(r.selectionReason)}${r.decidedBy === undefined ? '' : `,"decidedBy":${str(r.decidedBy)}`}` +
+      // Only non-default strategies carry it: small, and rare enough for the generic serialiser.
+      `${r.strategyInputs === undefined ? '' : `,"strategyInputs":${JSON.stringify(r.strategyInputs)}`},"rankingOrder":${strings(r.rankingOrder)},"candidates":${this.candidates(r.candidates)}` +
       `,"affinity":${affinity(r.affinity)},"spill":${spill(r.spill)},"policyError":${strOrNull(r.policyError)},"usableAccounts":${num(r.usableAccounts)}` +
       `,"servedBy":${strOrNull(r.servedBy)},"servedByFallback":${r.servedByFallback},"attempts":${attempts(r.attempts)}` +
       `,"outcome":${str(r.outcome)},"status":${num(r.status)},"usage":${usage(r.usage)},"durationMs":${num(r.durationMs)}}`

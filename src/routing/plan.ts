@@ -14,7 +14,7 @@ import { hash32, seededRandom } from './planner/random';
 import { configuredOrder } from './planner/strategies/common';
 import { strategyFor } from './planner/strategies/registry';
 import type { OrderInput, Strategy } from './planner/strategies/strategy';
-import type { AffinityOutcome, CandidateVerdict, DecidingStage, PlanAccount, PlanInput, RoutePlan, SelectionReason, SpillOutcome } from './planner/types';
+import type { AffinityOutcome, CandidateVerdict, DecidingStage, PlanAccount, PlanInput, RoutePlan, SelectionReason, SpillOutcome, StrategyInputs } from './planner/types';
 
 export type {
   AffinityOutcome,
@@ -26,6 +26,7 @@ export type {
   RoutePlan,
   SelectionReason,
   SpillOutcome,
+  StrategyInputs,
   StrategyReason,
 } from './planner/types';
 export { isEligible } from './planner/filter';
@@ -73,7 +74,30 @@ function planWithPolicy(input: PlanInput): RoutePlan {
   if (full.length === 0) reason = 'no_account';
   else if (reason === 'no_account' || (m.order.length === 0 && reason !== 'round_robin')) reason = 'configured_order';
   const decidedBy: DecidingStage = MODIFIER_REASONS.has(reason) ? 'modify' : oi.eligible.length + oi.soft.length >= 2 ? 'order' : 'filter';
-  return finish(full, reason, rankingOrder, m.affinity, m.spill, null, input, strategy, oi, decidedBy);
+  const plan = finish(full, reason, rankingOrder, m.affinity, m.spill, null, input, strategy, oi, decidedBy);
+  if (strategy.name !== 'fill-first') plan.strategyInputs = strategyInputs(input);
+  return plan;
+}
+
+/** The inputs `replay` needs to plan a non-default strategy's request again. */
+function strategyInputs(input: PlanInput): StrategyInputs {
+  const p = input.policy;
+  const accounts: StrategyInputs['accounts'] = {};
+  for (const a of input.accounts) {
+    if (a.priority === undefined && a.costTier === undefined) continue;
+    accounts[a.id] = { priority: a.priority, costTier: a.costTier };
+  }
+  return {
+    nowMs: input.nowMs ?? 0,
+    roundRobinCursor: input.roundRobinCursor,
+    maxInflightPerAccount: p.maxInflightPerAccount,
+    relativeAvailabilityTopK: p.relativeAvailabilityTopK,
+    relativeAvailabilityPower: p.relativeAvailabilityPower,
+    singleAccountLabel: p.singleAccountLabel ?? null,
+    weightedPreset: p.weightedPreset,
+    weights: { ...p.weights },
+    accounts,
+  };
 }
 
 /**

@@ -113,4 +113,21 @@ export interface RoutePlan {
   strategy: string;
   /** The stage that decided the first account. */
   decidedBy: DecidingStage;
+  /** What `replay` needs beyond the candidates to plan the request again (absent for fill-first, which needs nothing more). */
+  strategyInputs?: StrategyInputs;
+}
+
+/** The inputs of a non-default strategy that the decision record does not otherwise hold. */
+export interface StrategyInputs {
+  /** Planning time, epoch ms. */
+  nowMs: number;
+  roundRobinCursor: number;
+  maxInflightPerAccount: number;
+  relativeAvailabilityTopK: number;
+  relativeAvailabilityPower: number;
+  singleAccountLabel: string | null;
+  weightedPreset: string;
+  weights: Partial<Record<string, number>>;
+  /** Per account label, its configured priority and cost tier (only those set). */
+  accounts: Record<string, { priority?: number; costTier?: number }>;
 }

@@ -106,6 +106,15 @@ describe('routing/planner: no loser carries the winner reason', () => {
       { code: 'needs_sign_in' },
       { code: 'disabled' },
     ];
+    const weighted = planRoute({
+      ...planInput([{ ...accounts[0], priority: 2, costTier: 3 }, accounts[1]], { strategy: 'weighted', weights: { cost: 0.1 } }),
+      requestId: 'r',
+      nowMs: NOW,
+    });
+    const wr = buildDecisionRecord(REQ, weighted, { ...DEFAULT_POLICY, strategy: 'weighted' }, OUT);
+    assert.deepEqual(wr.strategyInputs?.accounts, { a: { priority: 2, costTier: 3 } });
+    assert.equal(new DecisionLineEncoder().encode(wr), JSON.stringify(wr));
+    assert.equal(r.strategyInputs, undefined, 'fill-first records carry no strategy inputs');
     for (const filter of verdicts) {
       const x = { ...r, candidates: r.candidates.map((c) => ({ ...c, filter })) };
       assert.equal(new DecisionLineEncoder().encode(x), JSON.stringify(x));

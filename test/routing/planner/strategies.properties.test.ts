@@ -1,6 +1,8 @@
 import { strict as assert } from 'node:assert';
 import fc from 'fast-check';
+import { buildDecisionRecord, type DecisionRecord } from '../../../src/routing/decision';
 import { planRoute, type PlanAccount } from '../../../src/routing/plan';
+import { replayDecisions } from '../../../src/routing/replay';
 import { STRATEGY_NAMES } from '../../../src/routing/planner/strategies/registry';
 import { rankAccounts } from '../../../src/routing/ranking';
 import { DAY, HOUR, MIN, NOW, acct, ids, planInput, snap } from '../builders';
@@ -113,5 +115,51 @@ describe('routing/planner: properties of every strategy (seeded)', () => {
       }
       assert.ok(firsts.size > 1, strategy);
     }
+  });
+});
+
+describe('routing/planner: replay reproduces every strategy from the decision record', () => {
+  it('a record written under any strategy replans to the same try order (0 differences)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(accountArb, { minLength: 1, maxLength: 8 }),
+        fc.constantFrom(...STRATEGY_NAMES.filter((s) => s !== 'fill-first')),
+        fc.string({ minLength: 1 }),
+        fc.boolean(),
+        fc.integer({ min: 0, max: 3 }),
+        fc.integer({ min: 0, max: 50 }),
+        (specs, strategy, requestId, affinity, spill, cursor) => {
+          const accounts = build(specs);
+          const sessionId = 'sess-1';
+          const input = {
+            ...planInput(
+              accounts,
+              { strategy, sessionAffinity: affinity, spillInflight: spill },
+              { sessionId, roundRobinCursor: cursor, binding: affinity ? { account: accounts[0].id, lastServedAtMs: NOW } : undefined },
+            ),
+            requestId,
+            nowMs: NOW + 1234,
+          };
+          const plan = planRoute(input);
+          const record = JSON.parse(
+            JSON.stringify(
+              buildDecisionRecord({ ts: new Date(NOW).toISOString(), requestId, sessionId, path: '/v1/messages', model: null, stream: false }, plan, input.policy, {
+                servedBy: null,
+                servedByFallback: false,
+                attempts: [],
+                outcome: 'success',
+                status: 200,
+                usage: null,
+                durationMs: 1,
+              }),
+            ),
+          ) as DecisionRecord;
+          const result = replayDecisions([record], 'expiry-first');
+          assert.equal(result.compared, 1);
+          assert.deepEqual(result.differences, []);
+        },
+      ),
+      { seed: 77, numRuns: 300 },
+    );
   });
 });
