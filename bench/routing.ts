@@ -12,6 +12,7 @@
  * (the store fills to its capacity and evicts, as in a long-running proxy).
  *
  *   node out/bench/routing.js [--quick] [--strategies]     (run.ts forks it and receives the rows over IPC)
+ *   BENCH_SIZES=10,50 picks the account counts.
  */
 import { performance } from 'node:perf_hooks';
 import { computeMetrics, type MetricsInput, type MetricsParams } from '../src/routing/metrics';
@@ -181,6 +182,7 @@ if (/routing\.js$/.test(process.argv[1] ?? '')) {
   const rows = runRoutingBench({
     quick: process.argv.includes('--quick') || process.env.BENCH_QUICK === '1',
     strategies: process.argv.includes('--strategies') || process.env.BENCH_STRATEGIES === '1' ? STRATEGY_NAMES : undefined,
+    sizes: process.env.BENCH_SIZES ? process.env.BENCH_SIZES.split(',').map(Number) : undefined,
   });
   if (process.send) process.send({ type: 'routing', rows });
   else process.stdout.write(formatRoutingTable(rows) + '\n');

@@ -47,14 +47,17 @@ export function orderInput(input: PlanInput): OrderInput {
   const all = input.accounts.filter((a) => !a.fallback);
   const { eligible, soft, unusable } = partition(all);
   const requestId = input.requestId ?? '';
+  // Both are computed only when a strategy draws or breaks a tie: fill-first pays nothing for them.
+  let draw: (() => number) | undefined;
+  let sessionHash: number | undefined;
   return {
     eligible,
     soft,
     unusable,
     all,
     policy: input.policy,
-    random: seededRandom(hash32(requestId)),
-    sessionHash: hash32(input.sessionId ?? requestId),
+    random: () => (draw ??= seededRandom(hash32(requestId)))(),
+    sessionHash: () => (sessionHash ??= hash32(input.sessionId ?? requestId)),
     binding: input.binding,
     roundRobinCursor: input.roundRobinCursor,
     nowMs: input.nowMs ?? 0,

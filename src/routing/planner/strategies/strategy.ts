@@ -22,8 +22,8 @@ export interface OrderInput {
   policy: RoutingPolicy;
   /** Numbers in (0, 1) seeded from the request id: the same request draws the same numbers. */
   random: () => number;
-  /** 32-bit hash of the session key (of the request id without one): the tie-break of `weighted`. */
-  sessionHash: number;
+  /** 32-bit hash of the session key (of the request id without one): the tie-break of `weighted`. Computed on first use. */
+  sessionHash: () => number;
   /** The session's live binding, when the strategy's modifiers or score read it. */
   binding: SessionBinding | undefined;
   /** How many Messages requests started before this one (round-robin). */

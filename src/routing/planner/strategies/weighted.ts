@@ -53,6 +53,7 @@ export function weightsOf(policy: RoutingPolicy): Weights {
 interface Scored {
   a: PlanAccount;
   score: number;
+  /** Tie key, unsigned 32-bit; −1 until needed. */
   tie: number;
 }
 
@@ -76,9 +77,11 @@ function score(input: OrderInput): Scored[] {
       w.load * (a.inflight / limit) -
       w.errors * (a.recentErrorRate ?? 0) -
       w.cost * cost(a.costTier ?? 1),
-    tie: mix32(input.sessionHash ^ hash32(a.id)),
+    tie: -1,
   }));
-  out.sort((x, y) => (x.score > y.score ? -1 : x.score < y.score ? 1 : x.tie !== y.tie ? x.tie - y.tie : x.a.index - y.a.index));
+  // The tie key is hashed only for accounts that tie on score.
+  const tie = (s: Scored) => (s.tie >= 0 ? s.tie : (s.tie = mix32(input.sessionHash() ^ hash32(s.a.id))));
+  out.sort((x, y) => (x.score > y.score ? -1 : x.score < y.score ? 1 : tie(x) !== tie(y) ? tie(x) - tie(y) : x.a.index - y.a.index));
   const byAccount = new Map<PlanAccount, number>();
   for (const s of out) byAccount.set(s.a, s.score);
   input.memo = byAccount;
