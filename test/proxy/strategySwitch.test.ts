@@ -33,6 +33,8 @@ describe('strategies in the running proxy', () => {
     const r = await callRouter(h, {});
     assert.equal(r.status, 429);
     assert.equal(h.sim.requests.filter((q) => q.account === 'b').length, 0, 'b is never tried');
+    assert.ok(Number(r.headers['retry-after']) > 600, `the recovery of the pinned account a, not of the usable b: ${r.headers['retry-after']}`);
+    assert.match(r.text, /\ba\b/);
   });
 
   it('a strategy with affinity binds the session and keeps it on its account', async () => {
