@@ -70,6 +70,12 @@ describe('routing policies through the built CLI', function () {
         '  session-soft-limit: 0.9',
         '  session-reset-tolerance-ms: 600000',
         '  allowOverage: true',
+        '  relative-availability-top-k: 3',
+        '  relative-availability-power: 1.5',
+        '  single-account-label: c',
+        '  weighted-preset: least-loaded',
+        '  weights:',
+        '    load: 0.6',
       ].join('\n'),
     );
     const st = await status();
@@ -88,6 +94,11 @@ describe('routing policies through the built CLI', function () {
         sessionResetToleranceMs: 600000,
         allowOverage: true,
         quotaRouting: true,
+        relativeAvailabilityTopK: 3,
+        relativeAvailabilityPower: 1.5,
+        singleAccountLabel: 'c',
+        weightedPreset: 'least-loaded',
+        weights: { load: 0.6 },
       },
     );
     assert.equal(st.config.sources['spill-inflight'], file);
@@ -123,6 +134,30 @@ describe('routing policies through the built CLI', function () {
     });
     assert.equal(ok.statusCode, 200);
     await ok.body.text();
+  });
+
+  it('switching strategy by editing the YAML takes effect within 2 s, shows in /status and routes the next request', async () => {
+    await start('routing:\n  strategy: fill-first\n');
+    const send = async () => {
+      const res = await request(`${url}/v1/messages`, {
+        method: 'POST',
+        headers: { 'x-claude-router-key': KEY, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+        body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      await res.body.text();
+      return res.headers['x-claude-router-account'];
+    };
+    await send();
+    writeFileSync(file, yaml('routing:\n  strategy: single-account\n  single-account-label: c\n'));
+    const t0 = Date.now();
+    await eventually(async () => (await status()).policy.strategy === 'single-account', 4000, 'strategy reload');
+    assert.ok(Date.now() - t0 < 2500, `reloaded in ${Date.now() - t0} ms`);
+    for (let i = 0; i < 3; i++) assert.equal(await send(), 'c');
+    const st = await status();
+    assert.deepEqual(
+      st.preview.verdicts.map((v: { account: string }) => v.account),
+      ['c'],
+    );
   });
 
   it('a new client-key in the file takes effect on reload: the old key stops working', async () => {
