@@ -102,9 +102,11 @@ function sameMetrics(a: RecordedMetrics, b: RecordedMetrics): boolean {
 function filterText(v: FilterVerdict): string {
   switch (v.code) {
     case 'eligible':
+      return '{"code":"eligible"}';
     case 'needs_sign_in':
+      return '{"code":"needs_sign_in"}';
     case 'disabled':
-      return `{"code":${str(v.code)}}`;
+      return '{"code":"disabled"}';
     case 'soft_limit':
       return `{"code":"soft_limit","used":${num(v.used)},"resetMs":${numOrNull(v.resetMs)}}`;
     case 'over_cap':
