@@ -2,7 +2,8 @@
  * Routing decision cost: the pure `src/routing` code one request runs — computeMetrics for every
  * account, the session's binding from a SessionAffinityStore with live bindings, planRoute, and
  * the bind on commit — as the engine calls it (src/proxy/engine.ts `plan`, `bindOnCommit`), at
- * 2, 10, 50 and 200 accounts. No I/O, no HTTP.
+ * 2, 10, 50 and 200 accounts, under the default strategy (fill-first) or any strategy of the
+ * catalogue (`--strategies` runs every one). No I/O, no HTTP.
  *
  * Accounts have varied, realistic quota evidence: fresh header snapshots with different
  * utilisations and resets (so expiry-first walks several comparator steps), scoped `sonnet`
@@ -10,17 +11,21 @@
  * sign-in. Sessions: 80 % of decisions reuse one of 1 000 bound sessions, 20 % are new sessions
  * (the store fills to its capacity and evicts, as in a long-running proxy).
  *
- *   node out/bench/routing.js [--quick]     (run.ts forks it and receives the rows over IPC)
+ *   node out/bench/routing.js [--quick] [--strategies]     (run.ts forks it and receives the rows over IPC)
+ *   BENCH_SIZES=10,50 picks the account counts.
  */
 import { performance } from 'node:perf_hooks';
 import { computeMetrics, type MetricsInput, type MetricsParams } from '../src/routing/metrics';
 import { planRoute, type PlanAccount } from '../src/routing/plan';
 import { SessionAffinityStore } from '../src/routing/affinity';
 import { DEFAULT_POLICY, type RoutingPolicy } from '../src/routing/policy';
+import { STRATEGY_NAMES } from '../src/routing/planner/strategies/registry';
 import type { QuotaSnapshot } from '../src/quota/types';
 import { median, prng } from './common';
 
 export interface RoutingRow {
+  /** The strategy measured. */
+  strategy: string;
   accounts: number;
   /** Median over samples, µs per decision. */
   usPerDecision: number;
@@ -60,12 +65,12 @@ function accountInputs(n: number, now: number): MetricsInput[] {
 }
 
 /** Runs `decisions` routing decisions over `n` accounts; returns a checksum so nothing is optimised away. */
-function makeDecider(n: number) {
+function makeDecider(n: number, strategy: string) {
   const t0 = Date.UTC(2025, 10, 4, 12, 0, 0);
   const inputs = accountInputs(n, t0);
   const labels = inputs.map((_, i) => `account-${i + 1}`);
   const inflight = inputs.map((_, i) => i % 4);
-  const policy: RoutingPolicy = Object.freeze({ ...DEFAULT_POLICY, sessionAffinity: true });
+  const policy: RoutingPolicy = Object.freeze({ ...DEFAULT_POLICY, sessionAffinity: true, strategy });
   const params: MetricsParams = {
     sessionSoftLimit: policy.sessionSoftLimit,
     sessionResetToleranceMs: policy.sessionResetToleranceMs,
@@ -84,11 +89,20 @@ function makeDecider(n: number) {
       const now = t0 + (k % 600_000); // time moves, within the idle TTL and the snapshots' freshness
       const accounts: PlanAccount[] = new Array(n);
       for (let i = 0; i < n; i++) {
-        accounts[i] = { id: labels[i], index: i, isPrimary: false, fallback: false, inflight: inflight[i], metrics: computeMetrics(inputs[i], params, now) };
+        accounts[i] = {
+          id: labels[i],
+          index: i,
+          isPrimary: false,
+          fallback: false,
+          inflight: inflight[i],
+          metrics: computeMetrics(inputs[i], params, now),
+          priority: i % 3,
+          costTier: 1 + (i % 2),
+        };
       }
       const sessionId = k % 5 === 4 ? `new-session-${k}` : sessions[(k * 7919) % sessions.length];
       const binding = store.get(sessionId, now);
-      const plan = planRoute({ accounts, policy, sessionId, binding, roundRobinCursor: k });
+      const plan = planRoute({ accounts, policy, sessionId, binding, roundRobinCursor: k, requestId: `req_${k}`, nowMs: now });
       const served = plan.order[0];
       if (served && served.metrics.usable) store.bind(sessionId, served.id, now);
       check += plan.order.length + plan.verdicts.length;
@@ -97,14 +111,20 @@ function makeDecider(n: number) {
   };
 }
 
-export function runRoutingBench(opts: { quick: boolean; sizes?: number[] }): RoutingRow[] {
+export function runRoutingBench(opts: { quick: boolean; sizes?: number[]; strategies?: readonly string[] }): RoutingRow[] {
   const sizes = opts.sizes ?? [2, 10, 50, 200];
-  const sampleMs = opts.quick ? 60 : 200;
-  const samples = opts.quick ? 5 : 9;
+  const rows: RoutingRow[] = [];
+  for (const strategy of opts.strategies ?? ['fill-first']) rows.push(...runOne(opts.quick, sizes, strategy));
+  return rows;
+}
+
+function runOne(quick: boolean, sizes: number[], strategy: string): RoutingRow[] {
+  const sampleMs = quick ? 60 : 200;
+  const samples = quick ? 5 : 9;
   const rows: RoutingRow[] = [];
   let sink = 0;
   for (const n of sizes) {
-    const decide = makeDecider(n);
+    const decide = makeDecider(n, strategy);
     // Warm up (JIT) and size a sample to about sampleMs.
     let batch = 16;
     for (;;) {
@@ -124,38 +144,46 @@ export function runRoutingBench(opts: { quick: boolean; sizes?: number[] }): Rou
       sink += decide(batch);
       us.push(((performance.now() - t) * 1000) / batch);
     }
-    rows.push({ accounts: n, usPerDecision: median(us), minUs: Math.min(...us), maxUs: Math.max(...us), decisionsPerSample: batch, samples });
+    rows.push({ strategy, accounts: n, usPerDecision: median(us), minUs: Math.min(...us), maxUs: Math.max(...us), decisionsPerSample: batch, samples });
   }
   if (sink === -1) process.stdout.write('');
   return rows;
 }
 
 /** Growth between consecutive sizes, measured against n·log2 n. */
-export function growth(rows: RoutingRow[]): Array<{ from: number; to: number; measured: number; nlogn: number }> {
+export function growth(rows: RoutingRow[]): Array<{ strategy: string; from: number; to: number; measured: number; nlogn: number }> {
   const nlogn = (n: number) => n * Math.log2(Math.max(2, n));
   const out = [];
   for (let i = 1; i < rows.length; i++) {
     const a = rows[i - 1];
     const b = rows[i];
-    out.push({ from: a.accounts, to: b.accounts, measured: b.usPerDecision / a.usPerDecision, nlogn: nlogn(b.accounts) / nlogn(a.accounts) });
+    if (a.strategy !== b.strategy) continue;
+    out.push({ strategy: a.strategy, from: a.accounts, to: b.accounts, measured: b.usPerDecision / a.usPerDecision, nlogn: nlogn(b.accounts) / nlogn(a.accounts) });
   }
   return out;
 }
 
 export function formatRoutingTable(rows: RoutingRow[]): string {
   const lines = ['accounts   µs/decision (median)   min–max µs      µs per account   decisions/sample × samples'];
-  for (const r of rows) {
+  const several = rows.some((r) => r.strategy !== rows[0].strategy);
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i];
+    if (several && (i === 0 || rows[i - 1].strategy !== r.strategy)) lines.push(`-- ${r.strategy}`);
     lines.push(
       `${String(r.accounts).padStart(8)}   ${r.usPerDecision.toFixed(2).padStart(20)}   ${`${r.minUs.toFixed(2)}–${r.maxUs.toFixed(2)}`.padStart(12)}   ${(r.usPerDecision / r.accounts).toFixed(3).padStart(14)}   ${r.decisionsPerSample} × ${r.samples}`,
     );
   }
-  for (const g of growth(rows)) lines.push(`growth ${g.from} → ${g.to} accounts: ×${g.measured.toFixed(2)} (n·log n would be ×${g.nlogn.toFixed(2)})`);
+  for (const g of growth(rows)) lines.push(`growth ${g.strategy} ${g.from} → ${g.to} accounts: ×${g.measured.toFixed(2)} (n·log n would be ×${g.nlogn.toFixed(2)})`);
   return lines.join('\n');
 }
 
 // Entry point only when run as out/bench/routing.js (run.ts bundles this module too).
 if (/routing\.js$/.test(process.argv[1] ?? '')) {
-  const rows = runRoutingBench({ quick: process.argv.includes('--quick') || process.env.BENCH_QUICK === '1' });
+  const rows = runRoutingBench({
+    quick: process.argv.includes('--quick') || process.env.BENCH_QUICK === '1',
+    strategies: process.argv.includes('--strategies') || process.env.BENCH_STRATEGIES === '1' ? STRATEGY_NAMES : undefined,
+    sizes: process.env.BENCH_SIZES ? process.env.BENCH_SIZES.split(',').map(Number) : undefined,
+  });
   if (process.send) process.send({ type: 'routing', rows });
   else process.stdout.write(formatRoutingTable(rows) + '\n');
 }

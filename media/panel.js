@@ -143,15 +143,17 @@
             Object.entries(a.scoped).map(([f, w]) => bar('7 d ' + f, w.used, w.resetsAt, now)),
             a.coolingUntil ? el('p', { class: 'warn' }, 'Cooling down (' + (a.coolingReason || '').replace(/_/g, ' ') + ') for ' + until(a.coolingUntil, now)) : null,
             a.needsSignIn ? el('p', { class: 'warn' }, 'Needs sign-in: ' + (a.needsSignInReason || '')) : null,
-            v
-              ? el(
-                  'p',
-                  { class: 'why' },
-                  v.verdict === 'selected'
-                    ? 'Next request goes here: ' + d.reasons[v.reason]
-                    : (v.verdict === 'unusable' ? 'Not usable: ' : 'Ranked #' + (v.rank + 1) + ': ') + d.reasons[v.reason],
-                )
-              : null,
+            d.why && d.why[a.label]
+              ? el('p', { class: 'why' }, d.why[a.label])
+              : v
+                ? el(
+                    'p',
+                    { class: 'why' },
+                    v.verdict === 'selected'
+                      ? 'Next request goes here: ' + d.reasons[v.reason]
+                      : (v.verdict === 'unusable' ? 'Not usable: ' : 'Ranked #' + (v.rank + 1) + ': ') + d.reasons[v.reason],
+                  )
+                : null,
           );
         }),
       ),
@@ -186,7 +188,7 @@
         el('h2', {}, 'Last decisions'),
         d.decisions.length === 0
           ? el('p', { class: 'muted' }, 'No requests yet.')
-          : d.decisions.map((r) =>
+          : d.decisions.map((r, i) =>
               el(
                 'details',
                 { class: 'decision' },
@@ -210,14 +212,14 @@
                   el(
                     'tbody',
                     {},
-                    r.candidates.map((c) =>
+                    r.candidates.map((c, ci) =>
                       el(
                         'tr',
                         { class: c.verdict },
                         el('td', {}, String(c.rank + 1)),
                         el('td', {}, c.account),
                         el('td', {}, c.verdict.replace(/_/g, ' ')),
-                        el('td', {}, d.reasons[c.reason] || c.reason),
+                        el('td', {}, (d.verdictTexts && d.verdictTexts[i] && d.verdictTexts[i][ci]) || d.reasons[c.reason] || c.reason),
                         el('td', {}, pct(c.metrics.sessionUsed)),
                         el('td', {}, pct(c.metrics.weeklyUsed)),
                       ),

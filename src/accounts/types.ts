@@ -14,6 +14,10 @@ export interface AccountInfo {
   /** A pay-as-you-go fallback: tried last, never bound. */
   fallback: boolean;
   enabled: boolean;
+  /** `priority` (integer, higher first; default 0), read by the `weighted` strategy. */
+  priority?: number;
+  /** `cost-tier` (1 = cheapest; default 1), read by the `weighted` strategy. */
+  costTier?: number;
 }
 
 /** An account's secrets. Never logged, never in `/status`, settings or decisions. */

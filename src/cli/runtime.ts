@@ -56,7 +56,10 @@ export async function resolveAccounts(config: ConfigInput, registry: AccountRegi
   const seeds: SeedCredential[] = [];
   for (const a of config.accounts ?? []) {
     const kind = a.apiKey ? 'api_key' : 'oauth';
-    accounts.push({ label: a.label, kind, fallback: a.fallback ?? false, enabled: a.enabled ?? true });
+    const info: AccountInfo = { label: a.label, kind, fallback: a.fallback ?? false, enabled: a.enabled ?? true };
+    if (a.priority !== undefined) info.priority = a.priority;
+    if (a.costTier !== undefined) info.costTier = a.costTier;
+    accounts.push(info);
     const token = a.apiKey ?? a.accessToken;
     if (token) seeds.push({ label: a.label, accessToken: token, refreshToken: a.refreshToken, expiresAtMs: a.expiresAt });
   }

@@ -5,6 +5,8 @@
  */
 import { z } from 'zod';
 import { DEFAULT_POLICY } from '../routing/policy';
+import { STRATEGY_NAMES } from '../routing/planner/strategies/registry';
+import { WEIGHTED_PRESETS } from '../routing/planner/strategies/weighted';
 
 /** Default loopback port of the proxy (stable so terminals keep working across restarts). */
 export const DEFAULT_PORT = 48290;
@@ -25,9 +27,12 @@ const epochOrIso = z.union([z.number().int().nonnegative(), z.string()]).transfo
   return ms;
 });
 
+/** A `weights.*` value: a fraction. */
+const weight = z.number().min(0, 'must be a fraction from 0 to 1').max(1, 'must be a fraction from 0 to 1').optional();
+
 /** The `routing:` block. Every key optional; defaults come from DEFAULT_POLICY. */
 export const routingSchema = z.strictObject({
-  strategy: z.enum(['fill-first', 'round-robin']).optional(),
+  strategy: z.enum(STRATEGY_NAMES).optional(),
   accountRanking: z.enum(['expiry-first', 'headroom-first']).optional(),
   preferPrimary: z.boolean().optional(),
   primaryAccount: z.string().min(1).optional(),
@@ -44,6 +49,21 @@ export const routingSchema = z.strictObject({
     .int()
     .min(MAX_REQUEST_BODY_BYTES, `must be at least ${MAX_REQUEST_BODY_BYTES} (32 MB, the largest request body)`)
     .max(MAX_BUFFERED_BODY_BYTES_LIMIT)
+    .optional(),
+  relativeAvailabilityTopK: z.number().int().min(1).max(100).optional(),
+  relativeAvailabilityPower: z.number().min(0).max(10).optional(),
+  singleAccountLabel: z.string().min(1).optional(),
+  weightedPreset: z.enum(Object.keys(WEIGHTED_PRESETS) as [keyof typeof WEIGHTED_PRESETS]).optional(),
+  /** weighted: per-term weights, fractions 0–1, overriding the preset's. */
+  weights: z
+    .strictObject({
+      affinity: weight,
+      headroom: weight,
+      priority: weight,
+      load: weight,
+      errors: weight,
+      cost: weight,
+    })
     .optional(),
 });
 export type RoutingInput = z.infer<typeof routingSchema>;
@@ -69,6 +89,10 @@ export const accountSchema = z
     apiKey: z.string().min(1).optional(),
     fallback: z.boolean().optional(),
     enabled: z.boolean().optional(),
+    /** weighted: higher first (integer, default 0). */
+    priority: z.number().int().min(-1000).max(1000).optional(),
+    /** weighted: 1 = cheapest (default 1). */
+    costTier: z.number().min(0).max(1000).optional(),
   })
   .refine((a) => !(a.apiKey && a.accessToken), { message: 'give either access-token or api-key, not both' });
 

@@ -26,8 +26,9 @@ export function policyFromSettings(
   env: NodeJS.ProcessEnv,
 ): SettingsPolicyResult {
   const cleaned = { ...userValues };
-  // An empty primary in the Settings UI means "none".
+  // An empty primary (or pinned account) in the Settings UI means "none".
   if (cleaned.primaryAccount === '') delete cleaned.primaryAccount;
+  if (cleaned.singleAccountLabel === '') delete cleaned.singleAccountLabel;
   const parsed = routingSchema.safeParse(cleaned);
   if (!parsed.success) return { ok: false, error: formatIssues(parsed.error.issues, 'claudeRouter.routing', 'camel') };
   const merged: RoutingInput = { ...parsed.data, ...stripUndefined(file?.routing ?? {}) };

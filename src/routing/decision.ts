@@ -10,7 +10,8 @@
 import type { StickyKeySource, StickyKind } from './identify';
 import type { AccountMetrics } from './metrics';
 import type { RoutingPolicy } from './policy';
-import type { AffinityOutcome, CandidateVerdict, RoutePlan, SelectionReason, SpillOutcome } from './plan';
+import type { AffinityOutcome, CandidateVerdict, DecidingStage, RoutePlan, SelectionReason, SpillOutcome, StrategyInputs } from './plan';
+import type { FilterVerdict } from './planner/verdict';
 
 /** Metrics as stored: Infinity-valued fields become null. */
 export type RecordedMetrics = Omit<AccountMetrics, 'coolingUntilMs' | 'sessionResetMs' | 'weeklyResetMs' | 'sessionResetBucket' | 'scopedResetMs'> & {
@@ -22,7 +23,9 @@ export type RecordedMetrics = Omit<AccountMetrics, 'coolingUntilMs' | 'sessionRe
 };
 
 /** One candidate as recorded. */
-export interface RecordedCandidate extends CandidateVerdict {
+export interface RecordedCandidate extends Omit<CandidateVerdict, 'filter'> {
+  /** The filter's verdict code with its figures (absent in records written before the planner stages). */
+  filter?: FilterVerdict;
   /** Insertion (configured) order. */
   index: number;
   primary: boolean;
@@ -78,6 +81,10 @@ export interface DecisionRecord {
     quotaRouting: boolean;
   };
   selectionReason: SelectionReason;
+  /** The planner stage that decided the first account (absent in records written before the planner stages). */
+  decidedBy?: DecidingStage;
+  /** A non-default strategy's further inputs, so `replay` can plan the request again (absent for fill-first). */
+  strategyInputs?: StrategyInputs;
   rankingOrder: string[];
   candidates: RecordedCandidate[];
   affinity: AffinityOutcome;
@@ -164,6 +171,8 @@ export function buildDecisionRecord(req: RequestFacts, plan: RoutePlan, policy: 
       quotaRouting: policy.quotaRouting,
     },
     selectionReason: plan.selectionReason,
+    decidedBy: plan.decidedBy,
+    strategyInputs: plan.strategyInputs,
     rankingOrder: plan.rankingOrder,
     candidates: recordCandidates(plan),
     affinity: plan.affinity,
@@ -191,6 +200,7 @@ function recordCandidates(plan: RoutePlan): RecordedCandidate[] {
       rank: verdicts[i].rank,
       verdict: verdicts[i].verdict,
       reason: verdicts[i].reason,
+      filter: verdicts[i].filter,
       index: a.index,
       primary: a.isPrimary,
       fallback: a.fallback,

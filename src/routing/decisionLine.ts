@@ -9,6 +9,7 @@
  * request to the next, so each account's last metrics text is reused while they stay equal.
  */
 import type { AffinityOutcome, SpillOutcome } from './plan';
+import type { FilterVerdict } from './planner/verdict';
 import type { AttemptRecord, DecisionRecord, RecordedCandidate, RecordedMetrics, UsageRecord } from './decision';
 
 /** Accounts whose last metrics text is kept; past this the memory starts over (accounts come and go with configurations). */
@@ -26,7 +27,9 @@ export class DecisionLineEncoder {
       `,"path":${str(r.path)},"model":${strOrNull(r.model)},"stream":${r.stream},"strategy":${str(r.strategy)},"ranking":${str(r.ranking)}` +
       `,"policy":{"ranking":${str(r.policy.ranking)},"preferPrimary":${r.policy.preferPrimary},"sessionAffinity":${r.policy.sessionAffinity}` +
       `,"sessionAffinityIdleTtlMs":${num(r.policy.sessionAffinityIdleTtlMs)},"spillInflight":${num(r.policy.spillInflight)},"quotaRouting":${r.policy.quotaRouting}}` +
-      `,"selectionReason":${str(r.selectionReason)},"rankingOrder":${strings(r.rankingOrder)},"candidates":${this.candidates(r.candidates)}` +
+      `,"selectionReason":${str(r.selectionReason)}${r.decidedBy === undefined ? '' : `,"decidedBy":${str(r.decidedBy)}`}` +
+      // Only non-default strategies carry it: small, and rare enough for the generic serialiser.
+      `${r.strategyInputs === undefined ? '' : `,"strategyInputs":${JSON.stringify(r.strategyInputs)}`},"rankingOrder":${strings(r.rankingOrder)},"candidates":${this.candidates(r.candidates)}` +
       `,"affinity":${affinity(r.affinity)},"spill":${spill(r.spill)},"policyError":${strOrNull(r.policyError)},"usableAccounts":${num(r.usableAccounts)}` +
       `,"servedBy":${strOrNull(r.servedBy)},"servedByFallback":${r.servedByFallback},"attempts":${attempts(r.attempts)}` +
       `,"outcome":${str(r.outcome)},"status":${num(r.status)},"usage":${usage(r.usage)},"durationMs":${num(r.durationMs)}}`
@@ -39,7 +42,8 @@ export class DecisionLineEncoder {
       const c = list[i];
       if (i > 0) out += ',';
       out +=
-        `{"account":${str(c.account)},"rank":${num(c.rank)},"verdict":${str(c.verdict)},"reason":${str(c.reason)},"index":${num(c.index)}` +
+        `{"account":${str(c.account)},"rank":${num(c.rank)},"verdict":${str(c.verdict)},"reason":${str(c.reason)}${c.filter === undefined ? '' : `,"filter":${filterText(c.filter)}`}` +
+        `,"index":${num(c.index)}` +
         `,"primary":${c.primary},"fallback":${c.fallback},"inflight":${num(c.inflight)},"metrics":${this.metrics(c.account, c.metrics)}}`;
     }
     return `${out}]`;
@@ -93,6 +97,28 @@ function sameMetrics(a: RecordedMetrics, b: RecordedMetrics): boolean {
       a.overageEligible === b.overageEligible &&
       a.headroom === b.headroom)
   );
+}
+
+/** A filter verdict: its code, then its figures in the order the filter builds them. */
+function filterText(v: FilterVerdict): string {
+  switch (v.code) {
+    case 'eligible':
+      return '{"code":"eligible"}';
+    case 'needs_sign_in':
+      return '{"code":"needs_sign_in"}';
+    case 'disabled':
+      return '{"code":"disabled"}';
+    case 'soft_limit':
+      return `{"code":"soft_limit","used":${num(v.used)},"resetMs":${numOrNull(v.resetMs)}}`;
+    case 'over_cap':
+      return `{"code":"over_cap","inflight":${num(v.inflight)},"cap":${num(v.cap)}}`;
+    case 'cooling':
+      return `{"code":"cooling","reason":${str(v.reason)},"untilMs":${numOrNull(v.untilMs)}}`;
+    case 'window_exhausted':
+      return `{"code":"window_exhausted","window":${str(v.window)},"resetMs":${numOrNull(v.resetMs)}}`;
+    case 'scoped_exhausted':
+      return `{"code":"scoped_exhausted","family":${str(v.family)},"resetMs":${numOrNull(v.resetMs)}}`;
+  }
 }
 
 function affinity(a: AffinityOutcome): string {

@@ -1,86 +1,35 @@
 /**
- * Route planning: metrics → ranking → affinity / primary → spill, returning the
- * order a request tries and the reason for every placement. Pure.
+ * Route planning in three stages — filter (eligibility, with a verdict per account), order (the
+ * configured strategy from the catalogue), modify (affinity, prefer-primary, spill, as the
+ * strategy allows) — composed by `planRoute`, the one function the engine calls. Pure.
  *
- * Authority: docs/routing.md#strategies and
- * docs/routing.md#precedence-affinity-and-spill.
+ * Authority: docs/routing.md#strategies, docs/routing.md#precedence-affinity-and-spill and
+ * docs/strategies.md.
  */
-import type { AccountMetrics } from './metrics';
-import { DEFAULT_POLICY, type RoutingPolicy } from './policy';
-import { comparatorFor, rankAccounts, rankContextFor, type RankCandidate, type RankContext, type RankingReason } from './ranking';
-import type { SessionBinding } from './affinity';
+import { DEFAULT_POLICY } from './policy';
+import { rankAccounts } from './ranking';
+import { filterAccount, partition } from './planner/filter';
+import { modify } from './planner/modify';
+import { hash32, seededRandom } from './planner/random';
+import { configuredOrder } from './planner/strategies/common';
+import { strategyFor } from './planner/strategies/registry';
+import type { OrderInput, Strategy } from './planner/strategies/strategy';
+import type { AffinityOutcome, CandidateVerdict, DecidingStage, PlanAccount, PlanInput, RoutePlan, SelectionReason, SpillOutcome, StrategyInputs } from './planner/types';
 
-/** One enabled account offered to the planner. */
-export interface PlanAccount extends RankCandidate {
-  /** Pay-as-you-go fallback: tried after every other account, never bound, not counted for spill. */
-  fallback: boolean;
-  /** Requests in flight on this account now (leases). */
-  inflight: number;
-}
-
-/** What the planner needs besides the accounts. */
-export interface PlanInput {
-  /** Enabled accounts in configured order. */
-  accounts: readonly PlanAccount[];
-  policy: RoutingPolicy;
-  sessionId: string | null;
-  /** The session's live binding (already idle-TTL checked), if any. */
-  binding: SessionBinding | undefined;
-  /** For round-robin: how many requests have started before this one. */
-  roundRobinCursor: number;
-}
-
-/** Why the first account was chosen. */
-export type SelectionReason =
-  RankingReason | 'single_account' | 'no_account' | 'session_affinity' | 'preferred_primary' | 'spill_inflight' | 'round_robin' | 'configured_order' | 'routing_policy_error';
-
-/** Why affinity did not place the bound account first. */
-export type AffinitySkipReason = 'unusable' | 'session_saturated' | 'expired' | 'no_session' | 'disabled';
-
-/** The affinity part of a decision. */
-export interface AffinityOutcome {
-  sessionBound: boolean;
-  boundAccount: string | null;
-  applied: boolean;
-  skippedReason: AffinitySkipReason | null;
-}
-
-/** Spill, when it moved the first choice. */
-export interface SpillOutcome {
-  from: string;
-  to: string;
-  /** In-flight count of `from` when it spilled. */
-  inflight: number;
-}
-
-/** How one account fared in a plan. */
-export interface CandidateVerdict {
-  account: string;
-  /** Position in the final try order, 0-based. */
-  rank: number;
-  verdict: 'selected' | 'ranked_below' | 'unusable';
-  /** For `selected`: the selection reason; otherwise why it lost (comparator step or unusable reason). */
-  reason: string;
-}
-
-/** The planner's answer. */
-export interface RoutePlan {
-  /** Accounts in the order to try (unusable ones last; the attempt loop skips them). */
-  order: PlanAccount[];
-  selectionReason: SelectionReason;
-  /** The pure ranking order (before affinity, primary and spill): what `replay` compares. */
-  rankingOrder: string[];
-  affinity: AffinityOutcome;
-  spill: SpillOutcome | null;
-  verdicts: CandidateVerdict[];
-  /** Set when a policy step threw and the plan fell back to plain expiry-first. */
-  policyError: string | null;
-}
-
-/** Eligible for affinity and prefer-primary: usable and not session-saturated. */
-export function isEligible(m: AccountMetrics): boolean {
-  return m.usable && !m.sessionSaturated;
-}
+export type {
+  AffinityOutcome,
+  AffinitySkipReason,
+  CandidateVerdict,
+  DecidingStage,
+  PlanAccount,
+  PlanInput,
+  RoutePlan,
+  SelectionReason,
+  SpillOutcome,
+  StrategyInputs,
+  StrategyReason,
+} from './planner/types';
+export { isEligible } from './planner/filter';
 
 /** Plans one request. Never throws: a failing policy step yields plain expiry-first. */
 export function planRoute(input: PlanInput): RoutePlan {
@@ -91,82 +40,67 @@ export function planRoute(input: PlanInput): RoutePlan {
   }
 }
 
-function planWithPolicy(input: PlanInput): RoutePlan {
-  const { policy } = input;
-  const primary = input.accounts.filter((a) => !a.fallback);
-  const fallbacks = input.accounts.filter((a) => a.fallback);
+const MODIFIER_REASONS: ReadonlySet<SelectionReason> = new Set(['session_affinity', 'preferred_primary', 'spill_inflight']);
 
-  if (policy.strategy === 'round-robin') return planRoundRobin(input, primary, fallbacks);
-
-  let ranked: PlanAccount[];
-  let reason: SelectionReason;
-  if (policy.quotaRouting) {
-    const r = rankAccounts(primary, policy.accountRanking);
-    ranked = r.order as PlanAccount[];
-    reason = r.reason;
-  } else {
-    ranked = configuredOrder(primary);
-    reason = ranked.length > 1 && ranked[0].metrics.usable && !ranked[1].metrics.usable ? 'availability' : 'configured_order';
-  }
-  const rankingOrder = ranked.map((a) => a.id);
-
-  // Precedence: bound account → configured primary → ranking order.
-  const affinity = affinityOutcome(input, ranked);
-  let order = ranked;
-  if (affinity.applied) {
-    order = moveToFront(order, affinity.boundAccount!);
-    reason = 'session_affinity';
-  }
-  if (policy.preferPrimary && policy.primaryAccount !== undefined) {
-    const p = order.find((a) => a.id === policy.primaryAccount);
-    if (p && isEligible(p.metrics) && order[0] !== p) {
-      order = affinity.applied ? [order[0], p, ...order.slice(1).filter((a) => a !== p)] : moveToFront(order, p.id);
-      if (!affinity.applied) reason = 'preferred_primary';
-    }
-  }
-
-  let spill: SpillOutcome | null = null;
-  if (policy.spillInflight > 0 && !affinity.applied && order.length > 1) {
-    const first = order[0];
-    const n = policy.spillInflight;
-    if (first.metrics.usable && first.inflight >= n) {
-      const target = order.slice(1).find((a) => a.metrics.usable && a.inflight < n);
-      if (target) {
-        spill = { from: first.id, to: target.id, inflight: first.inflight };
-        order = moveToFront(order, target.id);
-        reason = 'spill_inflight';
-      }
-    }
-  }
-
-  const full = [...order, ...configuredOrder(fallbacks)];
-  if (full.length === 0) reason = 'no_account';
-  else if (order.length === 0 && fallbacks.length > 0) reason = 'configured_order';
-  return finish(full, reason, rankingOrder, affinity, spill, null, input);
+/** The order stage's input for `input` (fallbacks excluded). */
+export function orderInput(input: PlanInput): OrderInput {
+  const all = input.accounts.filter((a) => !a.fallback);
+  const { eligible, soft, unusable } = partition(all);
+  const requestId = input.requestId ?? '';
+  // Both are computed only when a strategy draws or breaks a tie: fill-first pays nothing for them.
+  let draw: (() => number) | undefined;
+  let sessionHash: number | undefined;
+  return {
+    eligible,
+    soft,
+    unusable,
+    all,
+    policy: input.policy,
+    random: () => (draw ??= seededRandom(hash32(requestId)))(),
+    sessionHash: () => (sessionHash ??= hash32(input.sessionId ?? requestId)),
+    binding: input.binding,
+    roundRobinCursor: input.roundRobinCursor,
+    nowMs: input.nowMs ?? 0,
+    memo: undefined,
+  };
 }
 
-function planRoundRobin(input: PlanInput, primary: PlanAccount[], fallbacks: PlanAccount[]): RoutePlan {
-  const usable = primary.filter((a) => a.metrics.usable);
-  let order: PlanAccount[];
-  if (usable.length === 0) {
-    order = configuredOrder(primary);
-  } else {
-    const start = input.roundRobinCursor % usable.length;
-    const rotated = [...usable.slice(start), ...usable.slice(0, start)];
-    order = [...rotated, ...primary.filter((a) => !a.metrics.usable)];
+function planWithPolicy(input: PlanInput): RoutePlan {
+  const strategy = strategyFor(input.policy.strategy);
+  const oi = orderInput(input);
+  const ordered = strategy.order(oi);
+  const rankingOrder = ordered.rankingOrder ?? ordered.order.map((a) => a.id);
+  const m = modify(ordered.order, ordered.reason, strategy.modifiers, strategy.bindsSessions && !strategy.modifiers.has('affinity'), input.policy, input.sessionId, input.binding);
+  const fallbacks = strategy.noFailover ? [] : configuredOrder(input.accounts.filter((a) => a.fallback));
+  const full = fallbacks.length ? [...m.order, ...fallbacks] : m.order;
+  let reason = m.reason;
+  if (full.length === 0) reason = 'no_account';
+  else if (reason === 'no_account' || (m.order.length === 0 && reason !== 'round_robin')) reason = 'configured_order';
+  const decidedBy: DecidingStage = MODIFIER_REASONS.has(reason) ? 'modify' : oi.eligible.length + oi.soft.length >= 2 ? 'order' : 'filter';
+  const plan = finish(full, reason, rankingOrder, m.affinity, m.spill, null, input, strategy, oi, decidedBy);
+  if (strategy.name !== 'fill-first') plan.strategyInputs = strategyInputs(input);
+  return plan;
+}
+
+/** The inputs `replay` needs to plan a non-default strategy's request again. */
+function strategyInputs(input: PlanInput): StrategyInputs {
+  const p = input.policy;
+  const accounts: StrategyInputs['accounts'] = {};
+  for (const a of input.accounts) {
+    if (a.priority === undefined && a.costTier === undefined) continue;
+    accounts[a.id] = { priority: a.priority, costTier: a.costTier };
   }
-  const affinity: AffinityOutcome = { sessionBound: false, boundAccount: null, applied: false, skippedReason: 'disabled' };
-  const full = [...order, ...configuredOrder(fallbacks)];
-  const reason: SelectionReason = full.length === 0 ? 'no_account' : 'round_robin';
-  return finish(
-    full,
-    reason,
-    configuredOrder(primary).map((a) => a.id),
-    affinity,
-    null,
-    null,
-    input,
-  );
+  return {
+    nowMs: input.nowMs ?? 0,
+    roundRobinCursor: input.roundRobinCursor,
+    maxInflightPerAccount: p.maxInflightPerAccount,
+    relativeAvailabilityTopK: p.relativeAvailabilityTopK,
+    relativeAvailabilityPower: p.relativeAvailabilityPower,
+    singleAccountLabel: p.singleAccountLabel ?? null,
+    weightedPreset: p.weightedPreset,
+    weights: { ...p.weights },
+    accounts,
+  };
 }
 
 /**
@@ -186,6 +120,7 @@ function planDefault(input: PlanInput, error: string): RoutePlan {
   }
   const affinity: AffinityOutcome = { sessionBound: boundAccount !== null, boundAccount, applied: false, skippedReason: null };
   const plainInput: PlanInput = { accounts: input.accounts, policy: DEFAULT_POLICY, sessionId: null, binding: undefined, roundRobinCursor: 0 };
+  const strategy = strategyFor('fill-first');
   return finish(
     full,
     full.length ? 'routing_policy_error' : 'no_account',
@@ -194,32 +129,10 @@ function planDefault(input: PlanInput, error: string): RoutePlan {
     null,
     error,
     plainInput,
+    strategy,
+    orderInput(plainInput),
+    'policy_error',
   );
-}
-
-function affinityOutcome(input: PlanInput, ranked: readonly PlanAccount[]): AffinityOutcome {
-  const bound = input.binding?.account ?? null;
-  let skippedReason: AffinitySkipReason | null = null;
-  if (!input.policy.sessionAffinity) skippedReason = 'disabled';
-  else if (input.sessionId === null) skippedReason = 'no_session';
-  else if (bound === null) skippedReason = 'expired';
-  else {
-    const account = ranked.find((a) => a.id === bound);
-    if (!account || !account.metrics.usable) skippedReason = 'unusable';
-    else if (account.metrics.sessionSaturated) skippedReason = 'session_saturated';
-  }
-  // One literal in record order (sessionBound, boundAccount, applied, skippedReason): this runs per request.
-  return { sessionBound: bound !== null, boundAccount: bound, applied: skippedReason === null, skippedReason };
-}
-
-function configuredOrder<T extends PlanAccount>(accounts: readonly T[]): T[] {
-  // Usable first keeps the attempt loop from walking dead accounts; then configured order, primary first.
-  return [...accounts].sort((a, b) => Number(b.metrics.usable) - Number(a.metrics.usable) || Number(b.isPrimary) - Number(a.isPrimary) || a.index - b.index);
-}
-
-function moveToFront(order: readonly PlanAccount[], id: string): PlanAccount[] {
-  const target = order.find((a) => a.id === id);
-  return target ? [target, ...order.filter((a) => a !== target)] : [...order];
 }
 
 function finish(
@@ -230,24 +143,21 @@ function finish(
   spill: SpillOutcome | null,
   policyError: string | null,
   input: PlanInput,
+  strategy: Strategy,
+  oi: OrderInput,
+  decidedBy: DecidingStage,
 ): RoutePlan {
   const winner = order[0];
-  const ctx = rankContextFor(input.accounts.filter((a) => !a.fallback));
   const rankingPos = new Map(rankingOrder.map((id, i) => [id, i]));
   const verdicts = order.map((a, rank): CandidateVerdict => {
-    if (rank === 0) return { account: a.id, rank, verdict: 'selected', reason: selectionReason };
-    if (!a.metrics.usable) return { account: a.id, rank, verdict: 'unusable', reason: a.metrics.unusableReason ?? 'unusable' };
-    if (a.fallback) return { account: a.id, rank, verdict: 'ranked_below', reason: 'fallback_last' };
-    // An account the ranking put above the winner lost to a modifier (affinity, primary, spill).
+    const filter = filterAccount(a, input.policy, input.modelFamily);
+    if (rank === 0) return { account: a.id, rank, verdict: 'selected', reason: selectionReason, filter };
+    if (!a.metrics.usable) return { account: a.id, rank, verdict: 'unusable', reason: a.metrics.unusableReason ?? 'unusable', filter };
+    if (a.fallback) return { account: a.id, rank, verdict: 'ranked_below', reason: 'fallback_last', filter };
+    // An account the order stage put above the winner lost to a modifier (affinity, primary, spill).
     const aboveWinner = (rankingPos.get(a.id) ?? Infinity) < (rankingPos.get(winner.id) ?? Infinity);
-    const reason = aboveWinner || winner.fallback ? selectionReason : compareExpiryOrPolicy(winner, a, input, ctx);
-    return { account: a.id, rank, verdict: 'ranked_below', reason };
+    const reason = aboveWinner || winner.fallback ? selectionReason : strategy.lossReason(winner, a, oi);
+    return { account: a.id, rank, verdict: 'ranked_below', reason, filter };
   });
-  return { order, selectionReason, rankingOrder, affinity, spill, verdicts, policyError };
-}
-
-function compareExpiryOrPolicy(winner: PlanAccount, loser: PlanAccount, input: PlanInput, ctx: RankContext): string {
-  if (input.policy.strategy === 'round-robin') return 'round_robin';
-  if (!input.policy.quotaRouting) return 'configured_order';
-  return comparatorFor(input.policy.accountRanking)(winner, loser, ctx).reason;
+  return { order, selectionReason, rankingOrder, affinity, spill, verdicts, policyError, strategy: strategy.name, decidedBy };
 }

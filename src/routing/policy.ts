@@ -5,8 +5,8 @@
  */
 import type { AccountRanking } from './ranking';
 
-/** How requests are spread over accounts. */
-export type RoutingStrategy = 'fill-first' | 'round-robin';
+/** How requests are spread over accounts: a name from the strategy catalogue (src/routing/planner/strategies/registry.ts). */
+export type RoutingStrategy = string;
 
 /** Effective routing values (all units explicit). */
 export interface RoutingPolicy {
@@ -38,6 +38,16 @@ export interface RoutingPolicy {
   maxBufferedBodyBytes: number;
   /** Quota-based ranking on (false when `CLAUDE_ROUTER_QUOTA_ROUTING=off`). */
   quotaRouting: boolean;
+  /** relative-availability: how many of the most available accounts the draw picks from (≥ 1). */
+  relativeAvailabilityTopK: number;
+  /** relative-availability: draw weight = availability ^ this power (≥ 0; 0 = uniform). */
+  relativeAvailabilityPower: number;
+  /** single-account: the pinned account's label; the primary (else the first account) when undefined. */
+  singleAccountLabel: string | undefined;
+  /** weighted: the preset the weights start from (`sticky-headroom`, `headroom`, `least-loaded`, `priority`, `cost-tiered`). */
+  weightedPreset: string;
+  /** weighted: weights (fractions 0–1) that override the preset's, by term. */
+  weights: Readonly<Partial<Record<'affinity' | 'headroom' | 'priority' | 'load' | 'errors' | 'cost', number>>>;
 }
 
 /** The defaults: exactly expiry-first fill-first with every modifier off (the fingerprint only names a key; it routes nothing without affinity). */
@@ -56,4 +66,9 @@ export const DEFAULT_POLICY: Readonly<RoutingPolicy> = Object.freeze({
   allowOverage: false,
   maxBufferedBodyBytes: 256 * 1024 * 1024,
   quotaRouting: true,
+  relativeAvailabilityTopK: 2,
+  relativeAvailabilityPower: 2,
+  singleAccountLabel: undefined,
+  weightedPreset: 'sticky-headroom',
+  weights: Object.freeze({}),
 });

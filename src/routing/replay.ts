@@ -2,9 +2,13 @@
  * Replay: re-rank each recorded decision's candidates (their recorded
  * metrics) with the current pure ranking and compare with the recorded
  * ranking order — the seed's default-equivalence check. Only the ranking is
- * replayed (before affinity, primary and spill). Pure.
+ * replayed (before affinity, primary and spill). A decision of another
+ * strategy that recorded its `strategyInputs` is planned again whole (the
+ * draws are seeded by its request id) and its try order compared. Pure.
  */
 import { metricsFromRecord, type DecisionRecord } from './decision';
+import { planRoute, type PlanAccount } from './plan';
+import { DEFAULT_POLICY, type RoutingPolicy } from './policy';
 import { rankAccounts, type AccountRanking, type RankCandidate } from './ranking';
 
 /** One decision whose order differs. */
@@ -36,6 +40,13 @@ function replayable(r: DecisionRecord): boolean {
 export function replayDecisions(records: Iterable<DecisionRecord>, ranking: AccountRanking, all = false): ReplayResult {
   const out: ReplayResult = { compared: 0, skipped: 0, differences: [] };
   for (const r of records) {
+    if (r.strategyInputs && Array.isArray(r.candidates)) {
+      const replayed = replanOrder(r);
+      const recorded = r.candidates.map((c) => c.account);
+      out.compared++;
+      if (replayed.join('\u0000') !== recorded.join('\u0000')) out.differences.push({ requestId: r.requestId, ts: r.ts, recorded, replayed });
+      continue;
+    }
     if (!replayable(r) || (!all && r.ranking !== ranking)) {
       out.skipped++;
       continue;
@@ -50,4 +61,51 @@ export function replayDecisions(records: Iterable<DecisionRecord>, ranking: Acco
     }
   }
   return out;
+}
+
+/** The try order a record's strategy gives when its request is planned again from the record alone. */
+export function replanOrder(r: DecisionRecord): string[] {
+  const si = r.strategyInputs!;
+  const accounts: PlanAccount[] = [...r.candidates]
+    .sort((a, b) => a.index - b.index)
+    .map((c) => ({
+      id: c.account,
+      index: c.index,
+      isPrimary: c.primary,
+      fallback: c.fallback,
+      inflight: c.inflight,
+      metrics: metricsFromRecord(c.metrics),
+      priority: si.accounts[c.account]?.priority,
+      costTier: si.accounts[c.account]?.costTier,
+    }));
+  const primary = r.candidates.find((c) => c.primary)?.account;
+  const policy: RoutingPolicy = {
+    ...DEFAULT_POLICY,
+    strategy: r.strategy,
+    accountRanking: r.ranking,
+    preferPrimary: r.policy.preferPrimary,
+    primaryAccount: primary,
+    sessionAffinity: r.policy.sessionAffinity,
+    sessionAffinityIdleTtlMs: r.policy.sessionAffinityIdleTtlMs,
+    // Only Messages calls spill (src/proxy/pipeline/plan.ts).
+    spillInflight: r.path === '/v1/messages' ? r.policy.spillInflight : 0,
+    quotaRouting: r.policy.quotaRouting,
+    maxInflightPerAccount: si.maxInflightPerAccount,
+    relativeAvailabilityTopK: si.relativeAvailabilityTopK,
+    relativeAvailabilityPower: si.relativeAvailabilityPower,
+    singleAccountLabel: si.singleAccountLabel ?? undefined,
+    weightedPreset: si.weightedPreset,
+    weights: si.weights,
+  };
+  const bound = r.affinity.boundAccount;
+  const plan = planRoute({
+    accounts,
+    policy,
+    sessionId: r.stickyKeyHash,
+    binding: bound === null ? undefined : { account: bound, lastServedAtMs: si.nowMs },
+    roundRobinCursor: si.roundRobinCursor,
+    requestId: r.requestId,
+    nowMs: si.nowMs,
+  });
+  return plan.order.map((a) => a.id);
 }

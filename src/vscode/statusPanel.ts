@@ -8,7 +8,8 @@
 import * as vscode from 'vscode';
 import { randomBytes } from 'node:crypto';
 import { computeReport } from '../routing/report';
-import { accountState, explainReason, poolSummary } from '../proxy/status/statusView';
+import { accountState, candidateText, explainReason, poolSummary, whyNow } from '../proxy/status/statusView';
+import { metricsFromRecord } from '../routing/decision';
 import type { RouterModel } from './routerModel';
 import type { RouterService } from './routerService';
 
@@ -53,9 +54,11 @@ export class StatusPanel implements vscode.Disposable {
   private post(): void {
     const s = this.model.status;
     const report = computeReport(this.model.decisions);
+    const now = Date.now();
+    const shown = this.model.decisions.slice(-20).reverse();
     void this.panel.webview.postMessage({
       type: 'update',
-      now: Date.now(),
+      now,
       error: this.model.error ?? null,
       role: this.service.role.kind,
       simulated: this.service.simulated,
@@ -70,7 +73,10 @@ export class StatusPanel implements vscode.Disposable {
           ),
         ].map((r) => [r, explainReason(r)]),
       ),
-      decisions: this.model.decisions.slice(-20).reverse(),
+      why: s ? Object.fromEntries(s.accounts.map((a) => [a.label, whyNow(a, s, now)])) : {},
+      decisions: shown,
+      /** Per shown decision, each candidate's verdict in words (the loser's own reason, not the winner's). */
+      verdictTexts: shown.map((r) => r.candidates.map((c) => candidateText(c, metricsFromRecord(c.metrics), now))),
       report,
     });
   }

@@ -5,7 +5,7 @@
  */
 import * as vscode from 'vscode';
 import type { AccountReport, StatusReport } from '../proxy/status/status';
-import { accountDescription, accountState, explainReason, percent, timeUntil, whyNow } from '../proxy/status/statusView';
+import { accountDescription, accountState, candidateText, percent, reportFigures, timeUntil, whyNow } from '../proxy/status/statusView';
 import { accountTooltip, STATE_ICONS, STATE_LABEL } from '../proxy/status/tooltips';
 import { formatDuration } from '../quota/duration';
 import type { RouterModel } from './routerModel';
@@ -88,7 +88,7 @@ function details(a: AccountReport, s: StatusReport): AccountNode[] {
       kind: 'detail',
       id: id('why'),
       label: v.verdict === 'selected' ? 'Picked next' : 'Not picked next',
-      description: explainReason(v.reason),
+      description: candidateText(v, reportFigures(a), Date.now()),
       icon: 'info',
       tooltip: whyNow(a, s),
     });

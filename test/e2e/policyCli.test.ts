@@ -72,6 +72,12 @@ describe('routing policies through the built CLI', function () {
         '  allowOverage: true',
         '  session-fingerprint: false',
         '  max-buffered-body-bytes: 134217728',
+        '  relative-availability-top-k: 3',
+        '  relative-availability-power: 1.5',
+        '  single-account-label: c',
+        '  weighted-preset: least-loaded',
+        '  weights:',
+        '    load: 0.6',
       ].join('\n'),
     );
     const st = await status();
@@ -92,6 +98,11 @@ describe('routing policies through the built CLI', function () {
         quotaRouting: true,
         sessionFingerprint: false,
         maxBufferedBodyBytes: 134217728,
+        relativeAvailabilityTopK: 3,
+        relativeAvailabilityPower: 1.5,
+        singleAccountLabel: 'c',
+        weightedPreset: 'least-loaded',
+        weights: { load: 0.6 },
       },
     );
     assert.equal(st.config.sources['spill-inflight'], file);
@@ -127,6 +138,30 @@ describe('routing policies through the built CLI', function () {
     });
     assert.equal(ok.statusCode, 200);
     await ok.body.text();
+  });
+
+  it('switching strategy by editing the YAML takes effect within 2 s, shows in /status and routes the next request', async () => {
+    await start('routing:\n  strategy: fill-first\n');
+    const send = async () => {
+      const res = await request(`${url}/v1/messages`, {
+        method: 'POST',
+        headers: { 'x-claude-router-key': KEY, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+        body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      await res.body.text();
+      return res.headers['x-claude-router-account'];
+    };
+    await send();
+    writeFileSync(file, yaml('routing:\n  strategy: single-account\n  single-account-label: c\n'));
+    const t0 = Date.now();
+    await eventually(async () => (await status()).policy.strategy === 'single-account', 4000, 'strategy reload');
+    assert.ok(Date.now() - t0 < 2500, `reloaded in ${Date.now() - t0} ms`);
+    for (let i = 0; i < 3; i++) assert.equal(await send(), 'c');
+    const st = await status();
+    assert.deepEqual(
+      st.preview.verdicts.map((v: { account: string }) => v.account),
+      ['c'],
+    );
   });
 
   it('a new client-key in the file takes effect on reload: the old key stops working', async () => {

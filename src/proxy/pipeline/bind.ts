@@ -4,6 +4,7 @@
  * so the session's next request finds the binding).
  */
 import { isEligible, type PlanAccount } from '../../routing/plan';
+import { strategyFor } from '../../routing/planner/strategies/registry';
 import type { RequestContext } from './context';
 import { accountMetrics } from './eligibility';
 
@@ -16,12 +17,12 @@ import { accountMetrics } from './eligibility';
 export function bindOnCommit(ctx: RequestContext, served: PlanAccount, attempted: ReadonlySet<string>): void {
   const sessionId = ctx.info.sticky.keyHash;
   const { policy } = ctx.generation.config;
-  if (ctx.route !== 'messages' || !sessionId || served.fallback || !policy.sessionAffinity || policy.strategy !== 'fill-first') return;
+  if (ctx.route !== 'messages' || !sessionId || served.fallback || !policy.sessionAffinity || !strategyFor(policy.strategy).bindsSessions) return;
   // A reload may have switched affinity off (clearing the store) or removed the account
   // while this request ran: then it must not bind.
   const s = ctx.services;
   const live = s.live;
-  if (!live.config.policy.sessionAffinity || live.config.policy.strategy !== 'fill-first' || !live.accountsByLabel.has(served.id)) return;
+  if (!live.config.policy.sessionAffinity || !strategyFor(live.config.policy.strategy).bindsSessions || !live.accountsByLabel.has(served.id)) return;
   const now = s.now();
   const bound = s.state.affinity.get(sessionId, now);
   if (bound && bound.account !== served.id && !attempted.has(bound.account) && isEligible(accountMetrics(s.state, bound.account, ctx.params, now))) {

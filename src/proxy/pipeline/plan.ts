@@ -5,6 +5,7 @@
  */
 import type { MetricsParams } from '../../routing/metrics';
 import { planRoute, type PlanAccount, type RoutePlan } from '../../routing/plan';
+import { strategyFor } from '../../routing/planner/strategies/registry';
 import type { RuntimeConfig } from '../runtimeConfig';
 import type { RouterState } from '../state/routerState';
 import type { RequestContext, RouterServices } from './context';
@@ -16,7 +17,7 @@ export function plan(ctx: RequestContext): void {
   const config = ctx.generation.config;
   const isMessages = ctx.route === 'messages';
   ctx.params = metricsParams(config.policy, ctx.info.model);
-  const plan = (ctx.plan = planFor(s.state, config, ctx.params, ctx.info.sticky.keyHash, s.now(), isMessages));
+  const plan = (ctx.plan = planFor(s.state, config, ctx.params, ctx.info.sticky.keyHash, s.now(), isMessages, ctx.requestId));
   if (plan.policyError) logPolicyError(s, plan.policyError);
   if (isMessages) {
     s.state.countRequestStarted();
@@ -26,10 +27,9 @@ export function plan(ctx: RequestContext): void {
 
 /**
  * The plan for a request under `config` at `now` (epoch ms). Only Messages calls use session
- * affinity and spill; the others go by ranking alone.
- * @param sessionId the sticky key's hash (src/routing/identify.ts), or null: never a raw id
+  const plan = (ctx.plan = planFor(s.state, config, ctx.params, ctx.info.sticky.keyHash, s.now(), isMessages, ctx.requestId));
  */
-export function planFor(state: RouterState, config: RuntimeConfig, params: MetricsParams, sessionId: string | null, now: number, isMessages: boolean): RoutePlan {
+export function planFor(state: RouterState, config: RuntimeConfig, params: MetricsParams, sessionId: string | null, now: number, isMessages: boolean, requestId = ''): RoutePlan {
   const { policy } = config;
   const accounts: PlanAccount[] = [];
   for (let index = 0; index < config.accounts.length; index++) {
@@ -42,9 +42,12 @@ export function planFor(state: RouterState, config: RuntimeConfig, params: Metri
       fallback: a.fallback,
       inflight: a.fallback ? 0 : state.leases.inflight(a.label),
       metrics: accountMetrics(state, a.label, params, now),
+      cooldownReason: state.cooldowns.get(a.label)?.reason,
+      priority: a.priority,
+      costTier: a.costTier,
     });
   }
-  const useAffinity = isMessages && policy.sessionAffinity && policy.strategy === 'fill-first';
+  const useAffinity = isMessages && policy.sessionAffinity && strategyFor(policy.strategy).bindsSessions;
   const binding = useAffinity && sessionId ? state.affinity.get(sessionId, now) : undefined;
   return planRoute({
     accounts,
@@ -52,6 +55,9 @@ export function planFor(state: RouterState, config: RuntimeConfig, params: Metri
     sessionId,
     binding,
     roundRobinCursor: state.roundRobinCursor,
+    requestId,
+    nowMs: now,
+    modelFamily: params.modelFamily,
   });
 }
 

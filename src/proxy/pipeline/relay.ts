@@ -32,9 +32,11 @@ function answerNoUsableAccount(ctx: RequestContext, cappedOut: boolean): number 
   const config = ctx.generation.config;
   const now = ctx.services.now();
   const metrics = metricsFor(state, config, ctx.info.model, now);
+  // The accounts the plan offered: every enabled account, except under single-account (only the pinned one).
+  const planned = new Set(ctx.plan.order.map((a) => a.id));
   const answer = noUsableAccountAnswer(
     config.accounts
-      .filter((a) => a.enabled)
+      .filter((a) => a.enabled && planned.has(a.label))
       .map((a) => ({ label: a.label, metrics: metrics.get(a.label)!, cooldown: state.cooldowns.get(a.label), snapshot: state.snapshots.get(a.label) })),
     now,
   );

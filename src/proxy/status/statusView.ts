@@ -5,6 +5,8 @@
  */
 import type { AccountReport, StatusReport } from './status';
 import { formatDuration } from '../../quota/duration';
+import type { CandidateVerdict } from '../../routing/plan';
+import { lossText, verdictText, type FilterVerdict, type LossFigures } from '../../routing/planner/verdict';
 
 /** The state an account is shown in (tree icon, panel badge). */
 export type AccountState = 'serving' | 'usable' | 'cooling' | 'saturated' | 'needs_sign_in' | 'disabled';
@@ -70,14 +72,35 @@ export function explainReason(code: string): string {
   return REASONS[code] ?? code.replace(/_/g, ' ');
 }
 
-/** Why the router would or would not pick this account for a new request now. */
-export function whyNow(a: AccountReport, s: StatusReport): string {
+/** A candidate's verdict as recorded or previewed (`filter` is absent in records from before the planner stages). */
+export type VerdictView = Pick<CandidateVerdict, 'rank' | 'verdict' | 'reason'> & { filter?: FilterVerdict };
+
+/**
+ * One candidate's verdict in words at `now` (epoch ms): the winner's reason for the winner, the
+ * filter's verdict for an unusable account, and for a loser why it lost, from its own figures
+ * ("eligible — ranked 2nd: weekly reset later (Fri 09:00)"): no loser carries the winner's reason.
+ */
+export function candidateText(v: VerdictView, figures: LossFigures, now: number): string {
+  if (v.verdict === 'selected') return `selected — ${explainReason(v.reason)}`;
+  if (v.verdict === 'unusable') return v.filter ? verdictText(v.filter, now) : `not usable — ${explainReason(v.reason)}`;
+  return lossText(v.reason, v.rank, figures, now, v.filter);
+}
+
+const isoMs = (iso: string | null): number => (iso ? Date.parse(iso) : Infinity);
+
+/** The loser's own figures from its `/status` report. */
+export function reportFigures(a: AccountReport): LossFigures {
+  return { weeklyResetMs: isoMs(a.weekly.resetsAt), sessionResetMs: isoMs(a.session.resetsAt), weeklyUsed: a.weekly.used, headroom: a.headroom };
+}
+
+/** Why the router would or would not pick this account for a new request now (`now`: epoch ms, default the clock). */
+export function whyNow(a: AccountReport, s: StatusReport, now = Date.now()): string {
   if (!a.enabled) return 'Disabled: never picked.';
   const v = s.preview.verdicts.find((x) => x.account === a.label);
   if (!v) return 'Not a candidate.';
   if (v.verdict === 'selected') return `A new request would go here: ${explainReason(v.reason)}.`;
-  if (v.verdict === 'unusable') return `Not picked now: ${explainReason(v.reason)}.`;
-  return `Ranked #${v.rank + 1}: another account wins because ${explainReason(v.reason)}.`;
+  if (v.verdict === 'unusable') return `Not picked now: ${explainReason(v.reason)}${v.filter ? ` (${verdictText(v.filter, now)})` : ''}.`;
+  return `Not picked now: ${candidateText(v, reportFigures(a), now)}.`;
 }
 
 /** Usable/total non-fallback accounts and the best headroom among the usable ones. */

@@ -1,0 +1,60 @@
+/**
+ * The interface every routing strategy implements (stage 2, order). A strategy is one small
+ * module registered by name in `registry.ts`; the planner never names one.
+ */
+import type { RoutingPolicy } from '../../policy';
+import type { SessionBinding } from '../../affinity';
+import type { PlanAccount, SelectionReason } from '../types';
+
+/** The modifiers (stage 3) a strategy lets act on its order. */
+export type Modifier = 'affinity' | 'prefer-primary' | 'spill';
+
+/** What a strategy orders. Every list is in configured order. */
+export interface OrderInput {
+  /** Usable and below the session soft limit. */
+  eligible: readonly PlanAccount[];
+  /** Usable, at the session soft limit. */
+  soft: readonly PlanAccount[];
+  /** Not usable (cooling, exhausted, needs sign-in). */
+  unusable: readonly PlanAccount[];
+  /** All non-fallback accounts. */
+  all: readonly PlanAccount[];
+  policy: RoutingPolicy;
+  /** Numbers in (0, 1) seeded from the request id: the same request draws the same numbers. */
+  random: () => number;
+  /** 32-bit hash of the session key (of the request id without one): the tie-break of `weighted`. Computed on first use. */
+  sessionHash: () => number;
+  /** The session's live binding, when the strategy's modifiers or score read it. */
+  binding: SessionBinding | undefined;
+  /** How many Messages requests started before this one (round-robin). */
+  roundRobinCursor: number;
+  /** Planning time, epoch ms. */
+  nowMs: number;
+  /** What the strategy's `order` computed for this request and its `lossReason` reads again (one plan's scratch). */
+  memo: unknown;
+}
+
+/** A strategy's order of every non-fallback account and the reason rank 0 is first. */
+export interface OrderResult {
+  order: PlanAccount[];
+  reason: SelectionReason;
+  /** What `replay` compares; the order's labels when absent. */
+  rankingOrder?: string[];
+}
+
+export interface Strategy {
+  /** The `strategy` value that selects it. */
+  readonly name: string;
+  /** One line for people (docs, settings, status). */
+  readonly summary: string;
+  /** The modifiers that apply to its order, in the planner's fixed precedence. */
+  readonly modifiers: ReadonlySet<Modifier>;
+  /** Whether a served session is bound (affinity or a score that reads the binding). */
+  readonly bindsSessions: boolean;
+  /** Only the first account of its order is offered, and no fallback account follows it. */
+  readonly noFailover?: boolean;
+  /** A total, deterministic order of `input.all` (same input and draws → same order). */
+  order(input: OrderInput): OrderResult;
+  /** Why `loser` is below `winner` in this strategy's order (a reason code, read from the loser's side). */
+  lossReason(winner: PlanAccount, loser: PlanAccount, input: OrderInput): string;
+}

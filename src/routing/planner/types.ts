@@ -1,0 +1,133 @@
+/**
+ * The planner's types: what it is given (PlanInput), what each stage returns, and the plan.
+ * Authority: docs/routing.md#precedence-affinity-and-spill and docs/strategies.md.
+ */
+import type { RankCandidate, RankingReason } from '../ranking';
+import type { RoutingPolicy } from '../policy';
+import type { SessionBinding } from '../affinity';
+import type { FilterVerdict } from './verdict';
+
+/** One enabled account offered to the planner. */
+export interface PlanAccount extends RankCandidate {
+  /** Pay-as-you-go fallback: tried after every other account, never bound, not counted for spill. */
+  fallback: boolean;
+  /** Requests in flight on this account now (leases). */
+  inflight: number;
+  /** The active cooldown's reason (`throttle`, `overloaded`, …), when the account is cooling down. */
+  cooldownReason?: string;
+  /** `priority` from the account's configuration (integer, higher first; default 0). Used by `weighted`. */
+  priority?: number;
+  /** `cost-tier` from the account's configuration (1 = cheapest; default 1). Used by `weighted`. */
+  costTier?: number;
+  /** Share of recent attempts that failed, fraction 0–1 (default 0). Used by `weighted`. */
+  recentErrorRate?: number;
+}
+
+/** What the planner needs besides the accounts. */
+export interface PlanInput {
+  /** Enabled accounts in configured order. */
+  accounts: readonly PlanAccount[];
+  policy: RoutingPolicy;
+  /** The session key (or its hash), null without one. */
+  sessionId: string | null;
+  /** The session's live binding (already idle-TTL checked), if any. */
+  binding: SessionBinding | undefined;
+  /** For round-robin: how many requests have started before this one. */
+  roundRobinCursor: number;
+  /** The request id: the seed of every random draw, so a decision can be reproduced. '' when absent. */
+  requestId?: string;
+  /** The planning time, epoch ms (relative-availability reads time to reset). 0 when absent. */
+  nowMs?: number;
+  /** The requested model's family (`opus`, `sonnet`, …), for the filter's verdicts. */
+  modelFamily?: string;
+}
+
+/** Why the first account was chosen. */
+export type SelectionReason =
+  | RankingReason
+  | 'single_account'
+  | 'no_account'
+  | 'session_affinity'
+  | 'preferred_primary'
+  | 'spill_inflight'
+  | 'round_robin'
+  | 'configured_order'
+  | 'routing_policy_error'
+  | StrategyReason;
+
+/** The reasons the catalogue's strategies (beyond fill-first and round-robin) give. */
+export type StrategyReason =
+  'capacity_draw' | 'availability_draw' | 'least_used' | 'sequential_order' | 'reset_bucket' | 'remaining_capacity' | 'pinned_account' | 'weighted_score' | 'score_tie';
+
+/** Which planner stage decided the first account. */
+export type DecidingStage = 'filter' | 'order' | 'modify' | 'policy_error';
+
+/** Why affinity did not place the bound account first. */
+export type AffinitySkipReason = 'unusable' | 'session_saturated' | 'expired' | 'no_session' | 'disabled';
+
+/** The affinity part of a decision. */
+export interface AffinityOutcome {
+  sessionBound: boolean;
+  boundAccount: string | null;
+  applied: boolean;
+  skippedReason: AffinitySkipReason | null;
+}
+
+/** Spill, when it moved the first choice. */
+export interface SpillOutcome {
+  from: string;
+  to: string;
+  /** In-flight count of `from` when it spilled. */
+  inflight: number;
+}
+
+/** How one account fared in a plan. */
+export interface CandidateVerdict {
+  account: string;
+  /** Position in the final try order, 0-based. */
+  rank: number;
+  verdict: 'selected' | 'ranked_below' | 'unusable';
+  /**
+   * For `selected`: the selection reason; otherwise why it lost: the order step that put the winner
+   * ahead of it (read from the loser's side: `weekly_reset` = its weekly reset is later), its
+   * unusable reason, `fallback_last`, or the modifier that moved the winner past it.
+   */
+  reason: string;
+  /** The filter's verdict on this account, with its figures (words: `verdictText`). */
+  filter: FilterVerdict;
+}
+
+/** The planner's answer. */
+export interface RoutePlan {
+  /** Accounts in the order to try (unusable ones last; the attempt loop skips them). */
+  order: PlanAccount[];
+  selectionReason: SelectionReason;
+  /** The order stage's order (before affinity, primary and spill): what `replay` compares. */
+  rankingOrder: string[];
+  affinity: AffinityOutcome;
+  spill: SpillOutcome | null;
+  verdicts: CandidateVerdict[];
+  /** Set when a policy step threw and the plan fell back to plain expiry-first. */
+  policyError: string | null;
+  /** The strategy that ordered the accounts. */
+  strategy: string;
+  /** The stage that decided the first account. */
+  decidedBy: DecidingStage;
+  /** What `replay` needs beyond the candidates to plan the request again (absent for fill-first, which needs nothing more). */
+  strategyInputs?: StrategyInputs;
+}
+
+/** The inputs of a non-default strategy that the decision record does not otherwise hold. */
+export interface StrategyInputs {
+  /** Planning time, epoch ms. */
+  nowMs: number;
+  roundRobinCursor: number;
+  maxInflightPerAccount: number;
+  relativeAvailabilityTopK: number;
+  relativeAvailabilityPower: number;
+  singleAccountLabel: string | null;
+  weightedPreset: string;
+  weights: Partial<Record<string, number>>;
+  /** Per account label, its configured priority and cost tier (only those set). */
+  accounts: Record<string, { priority?: number; costTier?: number }>;
+}
