@@ -45,7 +45,7 @@ export interface ListedAccount {
 }
 
 export async function runAccounts(sub: 'list' | 'add' | 'import' | 'remove', values: AccountsOptions, positionals: string[]): Promise<number> {
-  const { config } = await configFromArgs(values.config, true);
+  const { config } = await configFromArgs(values.config);
   const dir = stateDirOf(config);
   const store = new FileCredentialStore(path.join(dir, 'credentials.json'));
   const registry = new AccountRegistry(path.join(dir, 'accounts.json'));

@@ -10,12 +10,9 @@ import { stateDirOf } from './runtime';
 /** A usage or configuration error: printed without a stack, exit code 2. */
 export class UsageError extends Error {}
 
-/** Loads `--config` (or an empty config when absent and `optional`). */
-export async function configFromArgs(file: string | undefined, optional: boolean): Promise<{ config: ConfigInput; path?: string }> {
-  if (!file) {
-    if (optional) return { config: {} };
-    throw new UsageError('--config <proxy-config.yaml> is required');
-  }
+/** Loads `--config` (or an empty config when absent). */
+export async function configFromArgs(file: string | undefined): Promise<{ config: ConfigInput; path?: string }> {
+  if (!file) return { config: {} };
   await assertReadableFile(file);
   const result = await loadConfigFile(file);
   if (!result.ok) throw new UsageError(`invalid configuration:\n${result.error}`);
@@ -28,7 +25,7 @@ export async function configFromArgs(file: string | undefined, optional: boolean
  * @throws UsageError when there is no config file and the state directory holds no account
  */
 export async function configForStart(file: string | undefined): Promise<{ config: ConfigInput; path?: string }> {
-  if (file) return configFromArgs(file, false);
+  if (file) return configFromArgs(file);
   const config: ConfigInput = {};
   const dir = stateDirOf(config);
   const accounts = await new AccountRegistry(path.join(dir, 'accounts.json')).list();

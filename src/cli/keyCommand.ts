@@ -18,7 +18,7 @@ const ADOPT_TIMEOUT_MS = 5_000;
  * @throws UsageError when the config file sets `client-key` (the key lives there, not in the state directory)
  */
 export async function runRotateKey(values: { config?: string }): Promise<number> {
-  const { config, path } = await configFromArgs(values.config, true);
+  const { config, path } = await configFromArgs(values.config);
   if (config.clientKey !== undefined) throw new UsageError(`${path} sets client-key: change it there (a running proxy reloads the file)`);
   const dir = stateDirOf(config);
   const key = rotateClientKeyFile(dir);

@@ -58,7 +58,7 @@ export function formatStatusTable(s: StatusReport, now = Date.now()): string {
 }
 
 export async function runStatus(values: { config?: string; json?: boolean; url?: string; key?: string }): Promise<number> {
-  const { config } = await configFromArgs(values.config, true);
+  const { config } = await configFromArgs(values.config);
   const dir = stateDirOf(config);
   // Reading status never creates a key: a missing one means the wrong state directory.
   const key = values.key ?? process.env.CLAUDE_ROUTER_KEY ?? config.clientKey ?? readClientKey(dir);
