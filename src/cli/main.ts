@@ -43,7 +43,7 @@ async function runStart(opts: StartOptions): Promise<void> {
   const router = await startRouter({ config, configPath: path, port: parsePort(opts.port), log });
   process.stdout.write(`listening on ${router.url}\n`);
   log.info(
-    `state directory: ${router.stateDir}${path ? '' : ' (no config file: accounts and defaults from here)'} (client key: ${config.clientKey ? 'from the config file' : clientKeyFile(router.stateDir)})`,
+    `state directory: ${router.stateDir}${path ? '' : ' (no config file: its accounts and the defaults)'}; client key: ${config.clientKey ? 'from the config file' : clientKeyFile(router.stateDir)}`,
   );
   await waitForSignal();
   await router.close();
