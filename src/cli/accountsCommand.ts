@@ -5,8 +5,8 @@
  * secrets from standard input, a file or an environment variable (secretInput.ts).
  */
 import * as path from 'node:path';
-import { parseArgs } from 'node:util';
 import { AccountRegistry } from '../accounts/registry';
+import type { AccountKind } from '../accounts/types';
 import { FileCredentialStore } from '../accounts/fileCredentialStore';
 import { claudeCodeCredentialsPath, readClaudeCodeLogin } from '../accounts/claudeCodeLogin';
 import { configFromArgs, UsageError } from './args';
@@ -17,27 +17,35 @@ import { commandLineWarning, readSecret, readStdinLines, secretSource, type Secr
 const LABEL = /^[^\u0000-\u001f\u007f]{1,64}$/;
 const validLabel = (l: string) => LABEL.test(l) && l.trim().length > 0 && !RESERVED_LABELS.has(l);
 
-export async function runAccounts(argv: string[]): Promise<number> {
-  const [sub, ...rest] = argv;
-  const { values, positionals } = parseArgs({
-    args: rest,
-    allowPositionals: true,
-    strict: true,
-    options: {
-      config: { type: 'string', short: 'c' },
-      label: { type: 'string' },
-      'access-token': { type: 'string' },
-      'access-token-file': { type: 'string' },
-      'refresh-token': { type: 'string' },
-      'refresh-token-file': { type: 'string' },
-      'expires-at': { type: 'string' },
-      'api-key': { type: 'string' },
-      'api-key-file': { type: 'string' },
-      fallback: { type: 'boolean' },
-      'credentials-file': { type: 'string' },
-    },
-  });
-  const { config } = await configFromArgs(values.config, true);
+/** The options of the `accounts` subcommands (each takes its own subset). */
+export interface AccountsOptions {
+  config?: string;
+  label?: string;
+  accessToken?: string;
+  accessTokenFile?: string;
+  refreshToken?: string;
+  refreshTokenFile?: string;
+  expiresAt?: string;
+  apiKey?: string;
+  apiKeyFile?: string;
+  fallback?: boolean;
+  credentialsFile?: string;
+  json?: boolean;
+}
+
+/** One account as `accounts list --json` prints it: never a token. */
+export interface ListedAccount {
+  label: string;
+  kind: AccountKind;
+  enabled: boolean;
+  fallback: boolean;
+  /** Where the account is defined: the config file, or the state directory (added by command). */
+  source: 'config' | 'state-dir';
+  credentialsStored: boolean;
+}
+
+export async function runAccounts(sub: 'list' | 'add' | 'import' | 'remove', values: AccountsOptions, positionals: string[]): Promise<number> {
+  const { config } = await configFromArgs(values.config);
   const dir = stateDirOf(config);
   const store = new FileCredentialStore(path.join(dir, 'credentials.json'));
   const registry = new AccountRegistry(path.join(dir, 'accounts.json'));
@@ -46,6 +54,19 @@ export async function runAccounts(argv: string[]): Promise<number> {
     case 'list': {
       const { accounts } = await resolveAccounts(config, registry);
       const stored = new Set(await store.labels());
+      if (values.json) {
+        const inConfig = new Set((config.accounts ?? []).map((a) => a.label));
+        const listed: ListedAccount[] = accounts.map((a) => ({
+          label: a.label,
+          kind: a.kind,
+          enabled: a.enabled,
+          fallback: a.fallback,
+          source: inConfig.has(a.label) ? 'config' : 'state-dir',
+          credentialsStored: stored.has(a.label),
+        }));
+        process.stdout.write(JSON.stringify({ stateDir: dir, accounts: listed }, null, 2) + '\n');
+        return 0;
+      }
       for (const a of accounts) {
         process.stdout.write(
           `${a.label}\t${a.kind}${a.fallback ? ' fallback' : ''}${a.enabled ? '' : ' disabled'}\t${stored.has(a.label) ? 'credentials stored' : 'no credentials stored'}\n`,
@@ -58,15 +79,15 @@ export async function runAccounts(argv: string[]): Promise<number> {
       const label = values.label;
       if (!label || !validLabel(label)) throw new UsageError('--label <name> is required (1–64 characters, no control characters)');
       let expiresAtMs: number | undefined;
-      if (values['expires-at'] !== undefined) {
-        const v = values['expires-at'];
+      if (values.expiresAt !== undefined) {
+        const v = values.expiresAt;
         expiresAtMs = /^\d+$/.test(v) ? Number(v) : Date.parse(v);
         if (!Number.isFinite(expiresAtMs)) throw new UsageError('--expires-at: expected ISO-8601 or epoch milliseconds');
       }
       const { kind, accessToken, refreshToken } = await secretsToAdd(
-        { flag: '--access-token', value: values['access-token'], file: values['access-token-file'], envVar: 'CLAUDE_ROUTER_ACCESS_TOKEN' },
-        { flag: '--refresh-token', value: values['refresh-token'], file: values['refresh-token-file'], envVar: 'CLAUDE_ROUTER_REFRESH_TOKEN' },
-        { flag: '--api-key', value: values['api-key'], file: values['api-key-file'], envVar: 'CLAUDE_ROUTER_API_KEY' },
+        { flag: '--access-token', value: values.accessToken, file: values.accessTokenFile, envVar: 'CLAUDE_ROUTER_ACCESS_TOKEN' },
+        { flag: '--refresh-token', value: values.refreshToken, file: values.refreshTokenFile, envVar: 'CLAUDE_ROUTER_REFRESH_TOKEN' },
+        { flag: '--api-key', value: values.apiKey, file: values.apiKeyFile, envVar: 'CLAUDE_ROUTER_API_KEY' },
       );
       await store.set(label, { accessToken, refreshToken, expiresAtMs });
       await registry.upsert({ label, kind, fallback: values.fallback ?? false, enabled: true });
@@ -74,7 +95,7 @@ export async function runAccounts(argv: string[]): Promise<number> {
       return 0;
     }
     case 'import': {
-      const file = values['credentials-file'] ?? claudeCodeCredentialsPath();
+      const file = values.credentialsFile ?? claudeCodeCredentialsPath();
       const login = await readClaudeCodeLogin(file);
       const label = values.label ?? `claude-code${login.subscriptionType ? `-${login.subscriptionType}` : ''}`;
       if (!validLabel(label)) throw new UsageError('--label: 1–64 characters, no control characters');
@@ -98,8 +119,6 @@ export async function runAccounts(argv: string[]): Promise<number> {
       process.stdout.write(`removed account "${label}"\n`);
       return 0;
     }
-    default:
-      throw new UsageError('accounts list|add|import|remove');
   }
 }
 

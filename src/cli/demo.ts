@@ -8,7 +8,6 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { parseArgs } from 'node:util';
 import { DEMO_ACCOUNTS, startFakeUpstream } from '../sim';
 import { streamLogger } from '../proxy/log';
 import { startRouter } from './runtime';
@@ -16,11 +15,10 @@ import { claudeCodeEnvironment, shellExports } from '../proxy/http/clientEnv';
 import { clientKeyFile } from './stateDir';
 import { parsePort, waitForSignal } from './args';
 
-export async function runDemo(argv: string[]): Promise<void> {
-  const { values } = parseArgs({ args: argv, options: { port: { type: 'string', short: 'p' }, 'log-level': { type: 'string' } }, strict: true });
+export async function runDemo(values: { port?: string; logLevel?: string }): Promise<void> {
   const sim = await startFakeUpstream({ accounts: DEMO_ACCOUNTS });
   const stateDir = mkdtempSync(path.join(os.tmpdir(), 'claude-router-demo-'));
-  const log = streamLogger((l) => process.stderr.write(l), values['log-level'] === 'debug' ? 'debug' : 'info');
+  const log = streamLogger((l) => process.stderr.write(l), values.logLevel === 'debug' ? 'debug' : 'info');
   const router = await startRouter({
     config: {
       listen: { host: '127.0.0.1', port: parsePort(values.port) ?? 0 },

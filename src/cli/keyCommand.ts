@@ -4,7 +4,6 @@
  * second; the command waits until the proxy proves it holds the new key (the identity
  * challenge, which sends no key) so that, when it returns, the old key is already refused.
  */
-import { parseArgs } from 'node:util';
 import { verifyHolder } from '../proxy/http/identity';
 import { configFromArgs, UsageError } from './args';
 import { stateDirOf } from './runtime';
@@ -18,9 +17,8 @@ const ADOPT_TIMEOUT_MS = 5_000;
  * not take it in time
  * @throws UsageError when the config file sets `client-key` (the key lives there, not in the state directory)
  */
-export async function runRotateKey(argv: string[]): Promise<number> {
-  const { values } = parseArgs({ args: argv, options: { config: { type: 'string', short: 'c' } }, strict: true });
-  const { config, path } = await configFromArgs(values.config, true);
+export async function runRotateKey(values: { config?: string }): Promise<number> {
+  const { config, path } = await configFromArgs(values.config);
   if (config.clientKey !== undefined) throw new UsageError(`${path} sets client-key: change it there (a running proxy reloads the file)`);
   const dir = stateDirOf(config);
   const key = rotateClientKeyFile(dir);

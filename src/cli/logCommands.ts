@@ -3,7 +3,6 @@
  * `claude-router replay <decisions.jsonl…> --ranking expiry-first [--all]`.
  */
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import type { DecisionRecord } from '../routing/decision';
 import { readDecisionRecord } from '../routing/decisionRead';
 import { computeReport, formatReport } from '../routing/report';
@@ -35,8 +34,7 @@ export function readDecisionLogs(files: readonly string[]): { records: DecisionR
   return { records, badLines };
 }
 
-export function runReport(argv: string[]): number {
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, strict: true, options: { json: { type: 'boolean' } } });
+export function runReport(positionals: string[], values: { json?: boolean }): number {
   if (positionals.length === 0) throw new UsageError('report <decisions.jsonl> [more files…] [--json]');
   const { records, badLines } = readDecisionLogs(positionals);
   const report = computeReport(records);
@@ -45,13 +43,7 @@ export function runReport(argv: string[]): number {
   return 0;
 }
 
-export function runReplay(argv: string[]): number {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    strict: true,
-    options: { ranking: { type: 'string' }, all: { type: 'boolean' } },
-  });
+export function runReplay(positionals: string[], values: { ranking?: string; all?: boolean }): number {
   const ranking = values.ranking ?? 'expiry-first';
   if (ranking !== 'expiry-first' && ranking !== 'headroom-first') throw new UsageError('--ranking: expiry-first or headroom-first');
   if (positionals.length === 0) throw new UsageError('replay <decisions.jsonl> [more files…] --ranking expiry-first [--all]');

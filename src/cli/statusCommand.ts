@@ -3,7 +3,6 @@
  * key from the state directory, sent only after the holder of the port proved
  * it knows the key: src/proxy/http/identity.ts) and prints the pool as a table.
  */
-import { parseArgs } from 'node:util';
 import { DEFAULT_SERVER_SETTINGS } from '../config/schema';
 import type { StatusReport } from '../proxy/status/status';
 import { fetchFromRouter } from '../proxy/http/identity';
@@ -58,13 +57,8 @@ export function formatStatusTable(s: StatusReport, now = Date.now()): string {
   return lines.join('\n') + '\n';
 }
 
-export async function runStatus(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: { config: { type: 'string', short: 'c' }, json: { type: 'boolean' }, url: { type: 'string' }, key: { type: 'string' } },
-    strict: true,
-  });
-  const { config } = await configFromArgs(values.config, true);
+export async function runStatus(values: { config?: string; json?: boolean; url?: string; key?: string }): Promise<number> {
+  const { config } = await configFromArgs(values.config);
   const dir = stateDirOf(config);
   // Reading status never creates a key: a missing one means the wrong state directory.
   const key = values.key ?? process.env.CLAUDE_ROUTER_KEY ?? config.clientKey ?? readClientKey(dir);
