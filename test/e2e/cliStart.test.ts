@@ -78,7 +78,10 @@ describe('e2e: claude-router CLI', function () {
     });
 
     it('no --config: exit 2 with a usage message', async () => {
-      const r = await runCli(['start']);
+      // An empty state directory of its own: the default one may hold accounts, and then start would serve them.
+      const home = mkdtempSync(path.join(os.tmpdir(), 'router-noconfig-'));
+      const r = await runCli(['start'], 10_000, { env: { XDG_CONFIG_HOME: home } });
+      rmSync(home, { recursive: true, force: true });
       assert.equal(r.code, 2, `stderr: ${r.stderr}`);
       assert.match(r.stderr, /--config/);
       assert.doesNotMatch(r.stdout, /listening on/);
