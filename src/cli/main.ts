@@ -220,6 +220,11 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 if (require.main === module) {
+  // A reader that stops early (`claude-router --help | head`) is no error of ours.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(0);
+    throw err;
+  });
   main(process.argv.slice(2)).then(
     (code) => process.exit(code),
     (err) => {
