@@ -78,6 +78,11 @@ describe('the VSIX in real VS Code, driven like a user', function () {
   it('routes between simulated accounts and shows them in the Accounts view and the status bar', async () => {
     const item = statusBarItemById(page, STATUS_ITEM_ID);
     await item.waitFor({ state: 'visible', timeout: 45_000 });
+    // A fresh install is neutral: a "set up" entry, no warning colour, a label for screen readers.
+    await page.locator('.statusbar', { hasText: /Claude Router: set up/ }).waitFor({ state: 'visible', timeout: 15_000 });
+    await screenshot(page, 'vscode-status-bar-fresh-install');
+    assert.doesNotMatch((await item.getAttribute('class')) ?? '', /warning-kind|error-kind/);
+    assert.ok((await page.locator('.statusbar [aria-label*="no accounts yet"]').count()) > 0, 'the item has an accessibility label');
     await runCommand(page, 'Claude Router: Try with Simulated Accounts');
     await waitForNotification(page, /simulated accounts/i);
     await runCommand(page, 'Claude Router: Focus on Accounts View');
@@ -89,7 +94,7 @@ describe('the VSIX in real VS Code, driven like a user', function () {
       await row.waitFor({ state: 'visible', timeout: 30_000 });
     }
     await page.locator('.statusbar', { hasText: /3\/3/ }).waitFor({ state: 'visible', timeout: 15_000 });
-    assert.match((await item.innerText()).trim(), /3\/3 · \d+% \(simulated\)/);
+    assert.match((await item.innerText()).trim(), /3\/3 usable · \d+% left \(simulated\)/);
     await screenshot(page, 'vscode-accounts-view');
   });
 
