@@ -83,7 +83,14 @@ describe('the VSIX in real VS Code, driven like a user', function () {
     await screenshot(page, 'vscode-status-bar-fresh-install');
     assert.doesNotMatch((await item.getAttribute('class')) ?? '', /warning-kind|error-kind/);
     assert.ok((await page.locator('.statusbar [aria-label*="no accounts yet"]').count()) > 0, 'the item has an accessibility label');
-    await runCommand(page, 'Claude Router: Try with Simulated Accounts');
+    // The empty pool's panel offers the next steps as buttons; one starts the simulated accounts.
+    await runCommand(page, 'Claude Router: Show Routing Status');
+    const empty = await waitForWebviewText(page, /No accounts yet/, 30_000);
+    for (const label of ['Sign In with Claude', "Import Claude Code's Login", 'Add Account from Token']) {
+      await empty.locator('button', { hasText: label }).waitFor({ state: 'visible', timeout: 5_000 });
+    }
+    await screenshot(page, 'vscode-empty-pool-panel');
+    await empty.locator('button', { hasText: 'Try with Simulated Accounts' }).click();
     await waitForNotification(page, /simulated accounts/i);
     await runCommand(page, 'Claude Router: Focus on Accounts View');
     for (const label of ['work', 'personal', 'team']) {
