@@ -47,6 +47,29 @@
     );
   }
 
+  // The empty pool offers its next steps; a button asks the extension to run one of them.
+  function action(label, command, primary) {
+    const b = el('button', { type: 'button', class: primary ? 'action primary' : 'action', 'data-command': command }, label);
+    b.addEventListener('click', () => vscode.postMessage({ type: 'run', command }));
+    return b;
+  }
+  function emptyPool() {
+    return el(
+      'div',
+      { class: 'empty-pool' },
+      el('p', {}, 'No accounts yet. The router sends each Claude Code request to one of your accounts.'),
+      el(
+        'div',
+        { class: 'actions' },
+        action('Sign In with Claude', 'signIn', true),
+        action("Import Claude Code's Login", 'importClaudeCodeLogin'),
+        action('Add Account from Token', 'addToken'),
+      ),
+      el('p', { class: 'muted' }, 'No account at hand? Watch it route between simulated accounts:'),
+      el('div', { class: 'actions' }, action('Try with Simulated Accounts', 'trySimulated')),
+    );
+  }
+
   function render(d) {
     last = d;
     const now = Date.now();
@@ -122,7 +145,7 @@
         'section',
         { id: 'accounts' },
         el('h2', {}, 'Accounts'),
-        s.accounts.length === 0 ? el('p', { class: 'muted' }, 'No accounts yet.') : null,
+        s.accounts.length === 0 ? emptyPool() : null,
         s.accounts.map((a) => {
           const state = d.states[a.label];
           const v = s.preview.verdicts.find((x) => x.account === a.label);

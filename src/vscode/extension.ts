@@ -79,7 +79,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Claude
     try {
       await svc.startSimulated();
       void vscode.window
-        .showInformationMessage('Claude Router: routing between three simulated accounts. Run `claude` in a new terminal to watch it work.', 'Show Routing Status')
+        .showInformationMessage('Claude Router: routing between three simulated accounts. Run "claude" in a new terminal to watch it work.', 'Show Routing Status')
         .then((c) => {
           if (c) StatusPanel.show(context.extensionUri, model, svc);
         });
@@ -91,7 +91,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Claude
   cmd('rotateClientKey', async () => {
     await svc.rotateClientKey();
     void vscode.window.showInformationMessage(
-      'Claude Router: the local client key was replaced; the old one is refused from now on. New terminals get the new key — restart `claude` from a new terminal, and copy the terminal environment again for external terminals.',
+      'Claude Router: the local client key was replaced; the old one is refused from now on. New terminals get the new key — restart "claude" from a new terminal, and copy the terminal environment again for external terminals.',
     );
   });
   context.subscriptions.push(...registerAccountCommands(svc));

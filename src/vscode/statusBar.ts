@@ -1,14 +1,26 @@
 /**
  * The status bar item: usable/total accounts and the best headroom at a
- * glance (`$(server-process) 2/3 · 62%`), warning colour at ≤ 1 usable
- * account, error colour at none; a tooltip with one line per account; a click
+ * glance (`$(server-process) 2/3 usable · 62% left`), as decided by the pure
+ * `statusBarView`: neutral with no accounts (a "set up" entry that opens the
+ * Accounts view), warning colour when fewer than two of several accounts are
+ * usable, error colour at none; a tooltip with one line per account; a click
  * opens "Show Routing Status".
  */
 import * as vscode from 'vscode';
-import { percent, poolSummary } from '../proxy/status/statusView';
+import { statusBarView, type StatusBarSeverity } from '../proxy/status/statusBarView';
+import { poolSummary } from '../proxy/status/statusView';
 import { poolTooltip } from '../proxy/status/tooltips';
 import type { RouterModel } from './routerModel';
 import type { RouterService } from './routerService';
+
+/** With no account yet, the item opens the Accounts view, whose welcome offers sign-in and simulated accounts. */
+const SET_UP_COMMAND = 'claudeRouter.accounts.focus';
+
+const BACKGROUND: Record<StatusBarSeverity, vscode.ThemeColor | undefined> = {
+  normal: undefined,
+  warning: new vscode.ThemeColor('statusBarItem.warningBackground'),
+  error: new vscode.ThemeColor('statusBarItem.errorBackground'),
+};
 
 export class StatusBarController implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
@@ -30,18 +42,23 @@ export class StatusBarController implements vscode.Disposable {
     const s = this.model.status;
     if (!s) {
       this.item.text = '$(server-process) Claude Router';
+      this.item.command = 'claudeRouter.showStatus';
       this.item.tooltip = this.model.error ?? 'Starting…';
       this.item.backgroundColor = undefined;
+      this.item.accessibilityInformation = { label: `Claude Router: ${this.model.error ?? 'starting'}` };
       return;
     }
-    const { usable, total, bestHeadroom } = poolSummary(s);
-    const sim = this.service.simulated ? ' (simulated)' : '';
-    this.item.text = `$(server-process) ${usable}/${total}${bestHeadroom !== null ? ` · ${percent(bestHeadroom)}` : ''}${sim}`;
-    this.item.backgroundColor =
-      total > 0 && usable === 0 ? new vscode.ThemeColor('statusBarItem.errorBackground') : usable <= 1 ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
-    const head = `${sim} — ${usable} of ${total} accounts usable${bestHeadroom !== null ? `, best headroom ${percent(bestHeadroom)}` : ''}`;
+    const view = statusBarView({ ...poolSummary(s), configured: s.accounts.length, simulated: this.service.simulated });
+    this.item.text = view.text;
+    this.item.command = view.setUp ? SET_UP_COMMAND : 'claudeRouter.showStatus';
+    this.item.backgroundColor = BACKGROUND[view.severity];
+    this.item.accessibilityInformation = { label: view.ariaLabel };
+    if (view.setUp) {
+      this.item.tooltip = `Claude Router${view.head}`;
+      return;
+    }
     // Theme icons on: the builder escapes every `$(` that is not one of its own.
-    this.item.tooltip = new vscode.MarkdownString(poolTooltip(s, head, this.roleLine(), Date.now()), true);
+    this.item.tooltip = new vscode.MarkdownString(poolTooltip(s, view.head, this.roleLine(), Date.now()), true);
   }
 
   private roleLine(): string {

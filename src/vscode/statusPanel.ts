@@ -13,6 +13,9 @@ import { metricsFromRecord } from '../routing/decision';
 import type { RouterModel } from './routerModel';
 import type { RouterService } from './routerService';
 
+/** The commands the panel's buttons may run (the empty pool's next steps). */
+const PANEL_ACTIONS = new Set(['signIn', 'importClaudeCodeLogin', 'addToken', 'trySimulated']);
+
 export class StatusPanel implements vscode.Disposable {
   static current: StatusPanel | undefined;
   private readonly panel: vscode.WebviewPanel;
@@ -42,8 +45,10 @@ export class StatusPanel implements vscode.Disposable {
     this.panel.webview.html = this.html();
     this.subscriptions.push(
       model.onDidChange(() => this.post()),
-      this.panel.webview.onDidReceiveMessage((m: { type?: string }) => {
+      this.panel.webview.onDidReceiveMessage((m: { type?: string; command?: unknown }) => {
         if (m?.type === 'ready') this.post();
+        // Only the empty pool's next steps; the page names one, never an arbitrary command.
+        else if (m?.type === 'run' && typeof m.command === 'string' && PANEL_ACTIONS.has(m.command)) void vscode.commands.executeCommand(`claudeRouter.${m.command}`);
       }),
       this.panel.onDidDispose(() => this.dispose()),
     );

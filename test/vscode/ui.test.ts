@@ -78,7 +78,19 @@ describe('the VSIX in real VS Code, driven like a user', function () {
   it('routes between simulated accounts and shows them in the Accounts view and the status bar', async () => {
     const item = statusBarItemById(page, STATUS_ITEM_ID);
     await item.waitFor({ state: 'visible', timeout: 45_000 });
-    await runCommand(page, 'Claude Router: Try with Simulated Accounts');
+    // A fresh install is neutral: a "set up" entry, no warning colour, a label for screen readers.
+    await page.locator('.statusbar', { hasText: /Claude Router: set up/ }).waitFor({ state: 'visible', timeout: 15_000 });
+    await screenshot(page, 'vscode-status-bar-fresh-install');
+    assert.doesNotMatch((await item.getAttribute('class')) ?? '', /warning-kind|error-kind/);
+    assert.ok((await page.locator('.statusbar [aria-label*="no accounts yet"]').count()) > 0, 'the item has an accessibility label');
+    // The empty pool's panel offers the next steps as buttons; one starts the simulated accounts.
+    await runCommand(page, 'Claude Router: Show Routing Status');
+    const empty = await waitForWebviewText(page, /No accounts yet/, 30_000);
+    for (const label of ['Sign In with Claude', "Import Claude Code's Login", 'Add Account from Token']) {
+      await empty.locator('button', { hasText: label }).waitFor({ state: 'visible', timeout: 5_000 });
+    }
+    await screenshot(page, 'vscode-empty-pool-panel');
+    await empty.locator('button', { hasText: 'Try with Simulated Accounts' }).click();
     await waitForNotification(page, /simulated accounts/i);
     await runCommand(page, 'Claude Router: Focus on Accounts View');
     for (const label of ['work', 'personal', 'team']) {
@@ -89,7 +101,7 @@ describe('the VSIX in real VS Code, driven like a user', function () {
       await row.waitFor({ state: 'visible', timeout: 30_000 });
     }
     await page.locator('.statusbar', { hasText: /3\/3/ }).waitFor({ state: 'visible', timeout: 15_000 });
-    assert.match((await item.innerText()).trim(), /3\/3 · \d+% \(simulated\)/);
+    assert.match((await item.innerText()).trim(), /3\/3 usable · \d+% left \(simulated\)/);
     await screenshot(page, 'vscode-accounts-view');
   });
 
