@@ -185,6 +185,21 @@ describe('Claude Router in the extension host', function () {
     await eventually(async () => (await status(a)).policy.accountRanking === 'expiry-first', 8000, 'back to the defaults');
   });
 
+  it('Choose Routing Strategy reaches simulated accounts too: the serving engine applies it live', async () => {
+    const a = await api();
+    await vscode.commands.executeCommand('claudeRouter.trySimulated');
+    try {
+      assert.ok(a.service.simulated, 'simulated accounts serve');
+      await vscode.commands.executeCommand('claudeRouter.chooseStrategy', 'round-robin');
+      await eventually(async () => (await status(a)).policy.strategy === 'round-robin', 2000, 'the simulated engine on the new strategy');
+      assert.equal(a.service.engine!.config.accounts.length, 3, 'it keeps its own accounts');
+    } finally {
+      await routing().update('strategy', undefined, vscode.ConfigurationTarget.Global);
+      await vscode.commands.executeCommand('claudeRouter.stopSimulated');
+    }
+    await eventually(async () => (await status(a)).policy.strategy === 'fill-first', 8000, 'back to the default');
+  });
+
   it('Choose Routing Strategy writes nothing when claudeRouter.configFile sets the strategy, and says so', async () => {
     const a = await api();
     const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'router-config-')), 'proxy-config.yaml');
