@@ -161,6 +161,7 @@
               a.fallback ? el('span', { class: 'badge' }, 'fallback') : null,
               el('span', { class: 'muted' }, ' in flight ' + a.inflight + ' · sessions ' + a.boundSessions),
             ),
+            a.status ? el('p', { class: 'status-line' }, 'Status: ' + a.status + ' · eligibility for a new request: ' + ((d.eligibility && d.eligibility[a.label]) || '-')) : null,
             bar('5 h', a.session.used, a.session.resetsAt, now),
             bar('7 d', a.weekly.used, a.weekly.resetsAt, now),
             Object.entries(a.scoped).map(([f, w]) => bar('7 d ' + f, w.used, w.resetsAt, now)),

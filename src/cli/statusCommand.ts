@@ -9,14 +9,15 @@ import { fetchFromRouter } from '../proxy/http/identity';
 import { configFromArgs, UsageError } from './args';
 import { stateDirOf } from './runtime';
 import { readClientKey, runningProxyUrl } from './stateDir';
-import { timeUntil } from '../proxy/status/statusView';
+import { eligibilityText, timeUntil } from '../proxy/status/statusView';
 import { formatDuration } from '../quota/duration';
 
 const pct = (f: number | null) => (f === null ? '   ?' : `${Math.round(f * 100)}%`.padStart(4));
 
 /** Renders a status report as a fixed-width table (labels and numbers only). */
 export function formatStatusTable(s: StatusReport, now = Date.now()): string {
-  const rows = [['ACCOUNT', 'STATE', '5H', 'RESET', '7D', 'RESET', 'IN-FLIGHT', 'SESSIONS', 'NOTE']];
+  // STATUS: the account's own state; ELIGIBILITY: the filter's verdict for a typical new request.
+  const rows = [['ACCOUNT', 'STATE', 'STATUS', '5H', 'RESET', '7D', 'RESET', 'IN-FLIGHT', 'SESSIONS', 'ELIGIBILITY', 'NOTE']];
   for (const a of s.accounts) {
     const state = !a.enabled ? 'disabled' : a.needsSignIn ? 'sign-in' : a.coolingUntil ? 'cooling' : a.usable ? 'usable' : (a.unusableReason ?? 'unusable');
     const note = [
@@ -30,12 +31,14 @@ export function formatStatusTable(s: StatusReport, now = Date.now()): string {
     rows.push([
       a.label,
       state,
+      a.status,
       pct(a.session.used),
       timeUntil(a.session.resetsAt, now),
       pct(a.weekly.used),
       timeUntil(a.weekly.resetsAt, now),
       String(a.inflight),
       String(a.boundSessions),
+      eligibilityText(a, now),
       note,
     ]);
   }

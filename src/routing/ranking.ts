@@ -13,6 +13,16 @@ import type { AccountMetrics } from './metrics';
 /** The two rankings an operator can choose. */
 export type AccountRanking = 'expiry-first' | 'headroom-first';
 
+/**
+ * Each ranking in one sentence (Markdown), in the setting's enum order: the Choose Routing
+ * Strategy quick pick shows it, and package.json's `markdownEnumDescriptions` for
+ * `claudeRouter.routing.accountRanking` holds the same text (a test keeps them equal).
+ */
+export const ACCOUNT_RANKINGS: Readonly<Record<AccountRanking, string>> = {
+  'expiry-first': 'Spend the allowance that expires first (soonest weekly reset, then soonest 5-hour reset, then the fuller account).',
+  'headroom-first': 'Most remaining headroom first: min(1 \u2212 5h used, 1 \u2212 7d used).',
+};
+
 /** Reasons a comparator step gives for putting one account before another. */
 export type RankingReason =
   | 'availability'

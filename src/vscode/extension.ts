@@ -11,6 +11,7 @@ import { RouterService } from './routerService';
 import { SettingsService } from './settings';
 import { StatusBarController } from './statusBar';
 import { StatusPanel } from './statusPanel';
+import { chooseStrategy } from './strategyCommand';
 import { TerminalEnvironment } from './terminalEnv';
 import type { ProxyRole } from '../proxy/http/sharedProxy';
 import { AccountsTreeProvider, SessionsTreeProvider } from './treeViews';
@@ -88,6 +89,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Claude
     }
   });
   cmd('stopSimulated', () => svc.stopSimulated());
+  cmd('chooseStrategy', (strategy?: unknown, ranking?: unknown) => chooseStrategy(svc, strategy, ranking));
   cmd('rotateClientKey', async () => {
     await svc.rotateClientKey();
     void vscode.window.showInformationMessage(

@@ -20,6 +20,7 @@ import { DEMO_ACCOUNTS, startFakeUpstream, type FakeUpstream } from '../sim';
 import { createRouter, type Router } from '../proxy/createRouter';
 import type { RouterEngine } from '../proxy/engine';
 import type { RuntimeConfig } from '../proxy/runtimeConfig';
+import type { RoutingPolicy } from '../routing/policy';
 import type { Logger } from '../proxy/log';
 import { SharedProxy, type ProxyRole } from '../proxy/http/sharedProxy';
 import { AccountList, ACCOUNTS_VERSION_KEY } from './accountList';
@@ -93,6 +94,16 @@ export class RouterService {
   /** The proxy URL clients should use. */
   get url(): string {
     return `http://127.0.0.1:${this.settings.host.port}`;
+  }
+
+  /** The routing policy in force (of the real engine: simulated accounts run under the same one). */
+  get routingPolicy(): Readonly<RoutingPolicy> | undefined {
+    return this.real?.router.engine.config.policy;
+  }
+
+  /** Where each routing key of the policy in force came from (a setting, the config file's path, the default). */
+  get routingSources(): Readonly<Record<string, string>> {
+    return this.real?.router.engine.configStatus.sources ?? {};
   }
 
   get settingsError(): string | null {
@@ -239,6 +250,9 @@ export class RouterService {
     } else {
       this.lastSettingsError = null;
       real.router.engine.applyConfig(next.config, next.sources);
+      // Simulated accounts keep their own accounts and upstream, and follow the routing policy.
+      const sim = this.active !== real ? this.active?.router.engine : undefined;
+      if (sim) sim.applyConfig({ ...sim.config, policy: next.config.policy }, next.sources);
     }
     this.changed.fire();
   }

@@ -8,7 +8,7 @@
 import * as vscode from 'vscode';
 import { randomBytes } from 'node:crypto';
 import { computeReport } from '../routing/report';
-import { accountState, candidateText, explainReason, poolSummary, whyNow } from '../proxy/status/statusView';
+import { accountState, candidateText, eligibilityText, explainReason, poolSummary, whyNow } from '../proxy/status/statusView';
 import { metricsFromRecord } from '../routing/decision';
 import type { RouterModel } from './routerModel';
 import type { RouterService } from './routerService';
@@ -79,6 +79,8 @@ export class StatusPanel implements vscode.Disposable {
         ].map((r) => [r, explainReason(r)]),
       ),
       why: s ? Object.fromEntries(s.accounts.map((a) => [a.label, whyNow(a, s, now)])) : {},
+      /** Per account, its eligibility for a new request in the filter verdict's words (its status is in the report). */
+      eligibility: s ? Object.fromEntries(s.accounts.map((a) => [a.label, eligibilityText(a, now)])) : {},
       decisions: shown,
       /** Per shown decision, each candidate's verdict in words (the loser's own reason, not the winner's). */
       verdictTexts: shown.map((r) => r.candidates.map((c) => candidateText(c, metricsFromRecord(c.metrics), now))),

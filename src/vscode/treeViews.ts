@@ -5,7 +5,7 @@
  */
 import * as vscode from 'vscode';
 import type { AccountReport, StatusReport } from '../proxy/status/status';
-import { accountDescription, accountState, candidateText, percent, reportFigures, timeUntil, whyNow } from '../proxy/status/statusView';
+import { accountDescription, accountState, candidateText, percent, reportFigures, statusAndEligibility, timeUntil, whyNow } from '../proxy/status/statusView';
 import { accountTooltip, STATE_ICONS, STATE_LABEL } from '../proxy/status/tooltips';
 import { formatDuration } from '../quota/duration';
 import type { RouterModel } from './routerModel';
@@ -43,7 +43,8 @@ export class AccountsTreeProvider implements vscode.TreeDataProvider<AccountNode
     const state = accountState(a, s);
     const item = new vscode.TreeItem(a.label, vscode.TreeItemCollapsibleState.Collapsed);
     item.id = `account:${a.label}`;
-    item.description = accountDescription(a, Date.now());
+    // Displayed status, then eligibility for a new request (the filter verdict's words), then the windows.
+    item.description = `${statusAndEligibility(a, Date.now())} · ${accountDescription(a, Date.now())}`;
     item.iconPath = new vscode.ThemeIcon(
       STATE_ICONS[state],
       state === 'needs_sign_in' || state === 'saturated' ? new vscode.ThemeColor('problemsWarningIcon.foreground') : undefined,

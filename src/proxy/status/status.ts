@@ -5,6 +5,7 @@
  */
 import type { AccountMetrics } from '../../routing/metrics';
 import type { CandidateVerdict } from '../../routing/plan';
+import type { FilterVerdict } from '../../routing/planner/verdict';
 import type { RoutingPolicy } from '../../routing/policy';
 import type { QuotaWindow } from '../../quota/types';
 import type { ConfigStatus, RuntimeConfig } from '../runtimeConfig';
@@ -17,8 +18,50 @@ export interface WindowReport {
   resetsAt: string | null;
 }
 
+/**
+ * An account's displayed status: its own state, the same whatever request comes next (the first
+ * that holds, in this order):
+ * - `Disabled`: switched off in the account list;
+ * - `Needs sign-in`: its credentials were refused or are missing;
+ * - `Limited`: a usage window is exhausted — the 5-hour, weekly or unified window at 100 % or
+ *   rejected by the upstream, or a cooldown set because a window ran out (it clears at the reset);
+ * - `Paused`: cooling down for another reason (throttled, overloaded, server errors, forbidden);
+ * - `Active`: otherwise. An Active account can still be ineligible for a given request (at the
+ *   5-hour soft limit, at its in-flight cap, or a model's weekly window exhausted): that is its
+ *   eligibility, a separate verdict.
+ */
+export type AccountStatus = 'Active' | 'Limited' | 'Paused' | 'Needs sign-in' | 'Disabled';
+
+/** The facts {@link accountStatus} reads. */
+export interface AccountStatusFacts {
+  enabled: boolean;
+  needsSignIn: boolean;
+  /** A 5-hour, weekly or unified window exhausted (AccountMetrics.hardSaturated). */
+  windowExhausted: boolean;
+  /** The reason of the cooldown in force, or undefined when none is. */
+  coolingReason: string | undefined;
+}
+
+/** The displayed status of an account (see {@link AccountStatus}). */
+export function accountStatus(f: AccountStatusFacts): AccountStatus {
+  if (!f.enabled) return 'Disabled';
+  if (f.needsSignIn) return 'Needs sign-in';
+  if (f.windowExhausted || f.coolingReason === 'window_exhausted') return 'Limited';
+  if (f.coolingReason !== undefined) return 'Paused';
+  return 'Active';
+}
+
 export interface AccountReport {
   label: string;
+  /** The displayed status, independent of any request. */
+  status: AccountStatus;
+  /**
+   * Eligibility for a typical new request (unbound, no model known): the filter's verdict in the
+   * preview, `disabled` for a disabled account, null for an account the strategy does not consider
+   * at all (a fallback account under `single-account`). Words: `eligibilityText` (statusView.ts),
+   * which is `verdictText` (routing/planner/verdict.ts).
+   */
+  eligibility: FilterVerdict | null;
   kind: 'oauth' | 'api_key';
   fallback: boolean;
   enabled: boolean;
@@ -87,6 +130,14 @@ export interface StatusInput {
   preview: PreviewReport;
 }
 
+const DISABLED: FilterVerdict = Object.freeze({ code: 'disabled' });
+
+/** The preview's filter verdict on `label`; `disabled` for a disabled account (the planner never sees one). */
+function eligibilityOf(label: string, enabled: boolean, preview: PreviewReport): FilterVerdict | null {
+  if (!enabled) return DISABLED;
+  return preview.verdicts.find((x) => x.account === label)?.filter ?? null;
+}
+
 export function buildStatus(input: StatusInput): StatusReport {
   const { config, state, metrics, now } = input;
   const live = state.affinity.live(now);
@@ -101,8 +152,11 @@ export function buildStatus(input: StatusInput): StatusReport {
     for (const [family, w] of Object.entries(snap?.scoped ?? {})) {
       scoped[family] = { used: w.utilization ?? null, status: w.status ?? null, resetsAt: iso(w.resetAtMs) };
     }
+    const needsSignIn = state.needsSignIn.has(a.label);
     return {
       label: a.label,
+      status: accountStatus({ enabled: a.enabled, needsSignIn, windowExhausted: m.hardSaturated, coolingReason: cooling?.reason }),
+      eligibility: eligibilityOf(a.label, a.enabled, input.preview),
       kind: a.kind,
       fallback: a.fallback,
       enabled: a.enabled,
@@ -119,7 +173,7 @@ export function buildStatus(input: StatusInput): StatusReport {
       headroom: m.headroom,
       sessionSaturated: m.sessionSaturated,
       evidence: { freshness: m.freshness, observedAt: iso(snap?.observedAtMs), source: snap?.source ?? null },
-      needsSignIn: state.needsSignIn.has(a.label),
+      needsSignIn,
       needsSignInReason: state.needsSignIn.get(a.label) ?? null,
       boundSessions: boundBy.get(a.label) ?? 0,
     };

@@ -20,6 +20,16 @@ export function accountState(a: AccountReport, s: StatusReport): AccountState {
   return a.inflight > 0 || selected === a.label ? 'serving' : 'usable';
 }
 
+/** An account's eligibility for a typical new request, in the filter verdict's words ("cooling — throttled, 27 s remaining"). */
+export function eligibilityText(a: AccountReport, now: number): string {
+  return a.eligibility ? verdictText(a.eligibility, now) : 'not considered by this strategy';
+}
+
+/** Displayed status and eligibility side by side: `Active · eligible`, `Paused · cooling — throttled, 27 s remaining`. */
+export function statusAndEligibility(a: AccountReport, now: number): string {
+  return `${a.status} · ${eligibilityText(a, now)}`;
+}
+
 /** `35%` or `?`. */
 export function percent(f: number | null | undefined): string {
   return f === null || f === undefined ? '?' : `${Math.round(f * 100)}%`;

@@ -9,7 +9,7 @@
  */
 import { formatDuration } from '../../quota/duration';
 import type { AccountReport, StatusReport } from './status';
-import { accountDescription, accountState, percent, timeUntil, whyNow, type AccountState } from './statusView';
+import { accountDescription, accountState, eligibilityText, percent, timeUntil, whyNow, type AccountState } from './statusView';
 
 /** Codicons per account state (the tree view's icons and the status bar tooltip's). */
 export const STATE_ICONS: Record<AccountState, string> = {
@@ -50,6 +50,7 @@ export function accountTooltip(a: AccountReport, s: StatusReport, now: number): 
   const e = escapeMarkdown;
   const lines = [
     `**${e(a.label)}** — ${STATE_LABEL[state]}${a.primary ? ' · primary' : ''}${a.fallback ? ' · fallback' : ''}\n\n`,
+    `- status: ${a.status} · eligibility for a new request: ${e(eligibilityText(a, now))}\n`,
     `- 5-hour window: ${percent(a.session.used)} used, resets in ${e(timeUntil(a.session.resetsAt, now))}\n`,
     `- weekly window: ${percent(a.weekly.used)} used, resets in ${e(timeUntil(a.weekly.resetsAt, now))}\n`,
   ];

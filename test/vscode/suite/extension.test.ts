@@ -13,7 +13,7 @@ import type { ClaudeRouterApi } from '../../../src/vscode/extension';
 import { SharedProxy } from '../../../src/proxy/http/sharedProxy';
 import { silentLogger } from '../../../src/proxy/log';
 import { stickyKeyHash } from '../../../src/routing/identify';
-import { SessionsTreeProvider } from '../../../src/vscode/treeViews';
+import { AccountsTreeProvider, SessionsTreeProvider } from '../../../src/vscode/treeViews';
 import { freePort } from '../../support/net';
 
 const EXTENSION_ID = 'claude-account-router.claude-account-router';
@@ -150,6 +150,106 @@ describe('Claude Router in the extension host', function () {
       await vscode.workspace.getConfiguration('claudeRouter').update('configFile', undefined, vscode.ConfigurationTarget.Global);
     }
     await eventually(() => spill() === 0, 8000, 'back to the default without the file');
+  });
+
+  it('Choose Routing Strategy writes the setting and /status shows the new strategy within 2 s; an argument skips the pick', async () => {
+    const a = await api();
+    try {
+      const started = Date.now();
+      const result = await vscode.commands.executeCommand('claudeRouter.chooseStrategy', 'usage-weighted');
+      assert.deepEqual(result, { written: true, strategy: 'usage-weighted' });
+      assert.equal(routing().inspect('strategy')?.globalValue, 'usage-weighted', 'written for the user');
+      const st = await eventually(async () => ((await status(a)).policy.strategy === 'usage-weighted' ? status(a) : undefined), 2000, 'the new strategy in /status');
+      assert.ok(Date.now() - started < 2000, `in force after ${Date.now() - started} ms`);
+      assert.equal(st.config.sources.strategy, 'setting claudeRouter.routing.strategy');
+
+      // fill-first takes the ranking as a second argument.
+      await vscode.commands.executeCommand('claudeRouter.chooseStrategy', 'fill-first', 'headroom-first');
+      await eventually(
+        async () => {
+          const p = (await status(a)).policy;
+          return p.strategy === 'fill-first' && p.accountRanking === 'headroom-first';
+        },
+        2000,
+        'fill-first with headroom-first',
+      );
+      assert.equal(routing().inspect('accountRanking')?.globalValue, 'headroom-first');
+
+      const invalid = await vscode.commands.executeCommand('claudeRouter.chooseStrategy', 'no-such-strategy');
+      assert.deepEqual(invalid, { written: false, reason: 'invalid' });
+      assert.equal(routing().inspect('strategy')?.globalValue, 'fill-first', 'an invalid argument writes nothing');
+    } finally {
+      await routing().update('strategy', undefined, vscode.ConfigurationTarget.Global);
+      await routing().update('accountRanking', undefined, vscode.ConfigurationTarget.Global);
+    }
+    await eventually(async () => (await status(a)).policy.accountRanking === 'expiry-first', 8000, 'back to the defaults');
+  });
+
+  it('Choose Routing Strategy reaches simulated accounts too: the serving engine applies it live', async () => {
+    const a = await api();
+    await vscode.commands.executeCommand('claudeRouter.trySimulated');
+    try {
+      assert.ok(a.service.simulated, 'simulated accounts serve');
+      await vscode.commands.executeCommand('claudeRouter.chooseStrategy', 'round-robin');
+      await eventually(async () => (await status(a)).policy.strategy === 'round-robin', 2000, 'the simulated engine on the new strategy');
+      assert.equal(a.service.engine!.config.accounts.length, 3, 'it keeps its own accounts');
+    } finally {
+      await routing().update('strategy', undefined, vscode.ConfigurationTarget.Global);
+      await vscode.commands.executeCommand('claudeRouter.stopSimulated');
+    }
+    await eventually(async () => (await status(a)).policy.strategy === 'fill-first', 8000, 'back to the default');
+  });
+
+  it('Choose Routing Strategy writes nothing when claudeRouter.configFile sets the strategy, and says so', async () => {
+    const a = await api();
+    const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'router-config-')), 'proxy-config.yaml');
+    writeFileSync(file, 'routing:\n  strategy: reset-drain\n');
+    await vscode.workspace.getConfiguration('claudeRouter').update('configFile', file, vscode.ConfigurationTarget.Global);
+    try {
+      await eventually(async () => (await status(a)).policy.strategy === 'reset-drain', 8000, 'the file applied');
+      const result = await vscode.commands.executeCommand('claudeRouter.chooseStrategy', 'usage-weighted');
+      assert.deepEqual(result, { written: false, reason: 'overridden', file });
+      assert.equal(routing().inspect('strategy')?.globalValue, undefined, 'no setting that would have no effect');
+      assert.equal((await status(a)).policy.strategy, 'reset-drain');
+    } finally {
+      await vscode.workspace.getConfiguration('claudeRouter').update('configFile', undefined, vscode.ConfigurationTarget.Global);
+    }
+    await eventually(async () => (await status(a)).policy.strategy === 'fill-first', 8000, 'back to the default without the file');
+  });
+
+  it('the Accounts view shows each account: its displayed status and its eligibility for a new request', async () => {
+    const a = await api();
+    const tree = new AccountsTreeProvider(a.model);
+    const label = 'it-status-account';
+    const item = (what: string, test: (description: string) => boolean) =>
+      eventually(
+        () => {
+          a.model.schedule(0);
+          const node = tree.getChildren().find((n) => n.kind === 'account' && n.account.label === label);
+          const it = node && tree.getTreeItem(node);
+          return it && test(String(it.description)) ? it : undefined;
+        },
+        8000,
+        what,
+      );
+    try {
+      await a.service.store.set(label, { accessToken: 'sk-ant-oat01-status-view-test', refreshToken: 'sk-ant-ort01-status-view-test' });
+      await a.service.accounts.upsert({ label, kind: 'oauth', fallback: false, enabled: true });
+      const active = await item('the account Active and eligible', (d) => d.startsWith('Active · eligible · '));
+      assert.match((active.tooltip as vscode.MarkdownString).value, /status: Active · eligibility for a new request: eligible/);
+      const s = await status(a);
+      const report = s.accounts.find((x: any) => x.label === label);
+      assert.equal(report.status, 'Active');
+      assert.deepEqual(report.eligibility, { code: 'eligible' });
+
+      await a.service.accounts.upsert({ label, kind: 'oauth', fallback: false, enabled: false });
+      const disabled = await item('the account Disabled', (d) => d.startsWith('Disabled · disabled · '));
+      assert.match((disabled.tooltip as vscode.MarkdownString).value, /status: Disabled · eligibility for a new request: disabled/);
+    } finally {
+      tree.dispose();
+      await a.service.accounts.remove(label);
+      await a.service.store.delete(label);
+    }
   });
 
   it('gives a new integrated terminal the environment that points Claude Code at the proxy', async function () {

@@ -36,6 +36,8 @@ function order(input: OrderInput): PlanAccount[] {
 export const relativeAvailability: Strategy = {
   name: 'relative-availability',
   summary: 'draws among the top-k accounts by remaining capacity per hour to the weekly reset',
+  description:
+    'A draw among the `relativeAvailabilityTopK` accounts with the most remaining capacity per hour to their weekly reset: prefers healthy accounts without all traffic shifting at once. Affinity and spill apply.',
   modifiers: new Set(['affinity', 'spill']),
   bindsSessions: true,
   order: (input) => withTails(input, order(input), 'availability_draw'),

@@ -30,6 +30,8 @@ function separatedBy(a: PlanAccount, b: PlanAccount): SelectionReason {
 export const resetDrain: Strategy = {
   name: 'reset-drain',
   summary: 'spends the allowance whose weekly reset comes soonest (whole days), then the fullest remaining',
+  description:
+    'The account whose weekly reset comes soonest (whole days) first, then the fullest remaining: consumes expiring quota, but can create timing-shaped bursts. Affinity and spill apply.',
   modifiers: new Set(['affinity', 'spill']),
   bindsSessions: true,
   order(input) {

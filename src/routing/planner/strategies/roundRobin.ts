@@ -9,6 +9,7 @@ import type { Strategy } from './strategy';
 export const roundRobin: Strategy = {
   name: 'round-robin',
   summary: 'rotates through the usable accounts per request, ignoring quota shape',
+  description: 'Each request starts one usable account further along; ignores quota shape and every other routing setting, and never binds sessions.',
   modifiers: new Set(),
   bindsSessions: false,
   order(input) {

@@ -16,6 +16,7 @@ function pinned(input: OrderInput) {
 export const singleAccount: Strategy = {
   name: 'single-account',
   summary: 'pins all traffic to one account; no load balancing, no failover',
+  description: 'Only `singleAccountLabel` (default: the primary): isolation and debugging; no load balancing and no failover.',
   modifiers: new Set(),
   bindsSessions: false,
   noFailover: true,

@@ -47,6 +47,12 @@ export interface Strategy {
   readonly name: string;
   /** One line for people (docs, settings, status). */
   readonly summary: string;
+  /**
+   * Behaviour and trade-off in one sentence (Markdown): the Choose Routing Strategy quick pick
+   * shows it, and package.json's `markdownEnumDescriptions` for `claudeRouter.routing.strategy`
+   * holds the same text (a test keeps them equal).
+   */
+  readonly description: string;
   /** The modifiers that apply to its order, in the planner's fixed precedence. */
   readonly modifiers: ReadonlySet<Modifier>;
   /** Whether a served session is bound (affinity or a score that reads the binding). */

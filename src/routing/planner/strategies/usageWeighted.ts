@@ -19,6 +19,7 @@ function compare(a: PlanAccount, b: PlanAccount): number {
 export const usageWeighted: Strategy = {
   name: 'usage-weighted',
   summary: 'the least used account first (weekly, then 5-hour utilisation)',
+  description: "The least used account first (weekly, then 5-hour): evens out usage, but spends every account's allowance at the same pace. Affinity and spill apply.",
   modifiers: new Set(['affinity', 'spill']),
   bindsSessions: true,
   order: (input) => withTails(input, [...input.eligible].sort(compare), 'least_used'),

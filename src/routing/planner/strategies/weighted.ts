@@ -98,6 +98,7 @@ function mix32(h: number): number {
 export const weighted: Strategy = {
   name: 'weighted',
   summary: 'highest score of affinity, headroom, priority, load, errors and cost (weights from a preset)',
+  description: 'The highest score of affinity, headroom, priority, load, errors and cost (`weightedPreset`, `weights`): tunable; ties follow the session. Spill applies.',
   modifiers: new Set(['spill']),
   bindsSessions: true,
   order(input) {

@@ -1,0 +1,43 @@
+/**
+ * The strategy and ranking descriptions have one source: the strategy modules and
+ * `ACCOUNT_RANKINGS`. package.json's enum and enum descriptions for the two settings (what the
+ * Settings UI shows) and the Choose Routing Strategy quick pick read the same text.
+ */
+import { strict as assert } from 'node:assert';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { STRATEGIES, STRATEGY_NAMES } from '../../src/routing/planner/strategies/registry';
+import { ACCOUNT_RANKINGS } from '../../src/routing/ranking';
+
+interface EnumSetting {
+  enum: string[];
+  markdownEnumDescriptions: string[];
+}
+
+function setting(key: string): EnumSetting {
+  // out/test/config → the repository root.
+  const pkg = JSON.parse(readFileSync(path.join(__dirname, '..', '..', '..', 'package.json'), 'utf8'));
+  const config = pkg.contributes.configuration;
+  const sections = (Array.isArray(config) ? config : [config]) as Array<{ properties: Record<string, EnumSetting> }>;
+  const found = sections.map((s) => s.properties[key]).find(Boolean);
+  assert.ok(found, key);
+  return found;
+}
+
+describe('config: strategy and ranking descriptions in package.json', () => {
+  it('claudeRouter.routing.strategy lists the registry in order, each with its module description', () => {
+    const s = setting('claudeRouter.routing.strategy');
+    assert.deepEqual(s.enum, STRATEGY_NAMES);
+    assert.deepEqual(
+      s.markdownEnumDescriptions,
+      STRATEGY_NAMES.map((n) => STRATEGIES[n].description),
+    );
+    for (const n of STRATEGY_NAMES) assert.ok(!STRATEGIES[n].description.includes('\n'), n);
+  });
+
+  it('claudeRouter.routing.accountRanking lists ACCOUNT_RANKINGS in order with their text', () => {
+    const s = setting('claudeRouter.routing.accountRanking');
+    assert.deepEqual(s.enum, Object.keys(ACCOUNT_RANKINGS));
+    assert.deepEqual(s.markdownEnumDescriptions, Object.values(ACCOUNT_RANKINGS));
+  });
+});
