@@ -9,7 +9,7 @@ import type { Strategy } from './strategy';
 export const capacityWeighted: Strategy = {
   name: 'capacity-weighted',
   summary: 'draws an account at random, weighted by its remaining weekly capacity',
-  modifiers: new Set(['affinity', 'spill']),
+  modifiers: new Set(['affinity', 'prefer-earlier-reset', 'spill']),
   bindsSessions: true,
   order: (input) => withTails(input, weightedDraw(input.eligible, weeklyRemaining, input.random), 'capacity_draw'),
   lossReason: (winner, loser) => tailLoss(winner, loser, 'capacity_draw'),

@@ -10,7 +10,7 @@ import type { Strategy } from './strategy';
 export const fillFirst: Strategy = {
   name: 'fill-first',
   summary: 'one account takes the traffic until another ranks first (by account-ranking)',
-  modifiers: new Set(['affinity', 'prefer-primary', 'spill']),
+  modifiers: new Set(['affinity', 'prefer-primary', 'prefer-earlier-reset', 'spill']),
   bindsSessions: true,
   order(input) {
     if (input.policy.quotaRouting) {

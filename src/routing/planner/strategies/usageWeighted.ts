@@ -19,7 +19,7 @@ function compare(a: PlanAccount, b: PlanAccount): number {
 export const usageWeighted: Strategy = {
   name: 'usage-weighted',
   summary: 'the least used account first (weekly, then 5-hour utilisation)',
-  modifiers: new Set(['affinity', 'spill']),
+  modifiers: new Set(['affinity', 'prefer-earlier-reset', 'spill']),
   bindsSessions: true,
   order: (input) => withTails(input, [...input.eligible].sort(compare), 'least_used'),
   lossReason: (winner, loser) => tailLoss(winner, loser, sameUse(winner, loser) ? 'insertion_order' : 'least_used'),
