@@ -1,7 +1,7 @@
 /**
  * Route planning in three stages — filter (eligibility, with a verdict per account), order (the
- * configured strategy from the catalogue), modify (affinity, prefer-primary, spill, as the
- * strategy allows) — composed by `planRoute`, the one function the engine calls. Pure.
+ * configured strategy from the catalogue), modify (affinity with the sticky thresholds,
+ * prefer-primary, prefer-earlier-reset, spill, as the strategy allows) — composed by `planRoute`, the one function the engine calls. Pure.
  *
  * Authority: docs/routing.md#strategies, docs/routing.md#precedence-affinity-and-spill and
  * docs/strategies.md.
