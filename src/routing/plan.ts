@@ -157,7 +157,8 @@ function finish(
     if (!a.metrics.usable) return { account: a.id, rank, verdict: 'unusable', reason: a.metrics.unusableReason ?? 'unusable', filter };
     if (a.fallback) return { account: a.id, rank, verdict: 'ranked_below', reason: 'fallback_last', filter };
     // An account the order stage put above the winner lost to a modifier (affinity, primary, spill).
-    const aboveWinner = (rankingPos.get(a.id) ?? Infinity) < (rankingPos.get(winner.id) ?? Infinity);
+    // The account a session left over a sticky threshold lost to that move, wherever the order put it.
+    const aboveWinner = sticky?.from === a.id || (rankingPos.get(a.id) ?? Infinity) < (rankingPos.get(winner.id) ?? Infinity);
     const reason = aboveWinner || winner.fallback ? selectionReason : strategy.lossReason(winner, a, oi);
     return { account: a.id, rank, verdict: 'ranked_below', reason, filter };
   });

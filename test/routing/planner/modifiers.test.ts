@@ -78,6 +78,23 @@ describe('routing/planner: sticky reallocation thresholds', () => {
     assert.deepEqual(ids(planBound(accounts, { stickyThreshold7d: 70 }).order), ['d', 'a', 'c', 'e']);
   });
 
+  it('the account the session left names the move as its reason, even when the order ranked it lower', () => {
+    const p = planRoute({
+      ...planInput(pair(0.3, 0, 0.8), { sessionAffinity: true, stickyThreshold7d: 70 }, { sessionId: 'sess-1', binding: { account: 'b', lastServedAtMs: NOW } }),
+      requestId: 'r',
+      nowMs: NOW,
+    });
+    assert.deepEqual(ids(p.order), ['a', 'b']);
+    assert.equal(p.selectionReason, 'sticky_reallocation');
+    assert.deepEqual(p.verdicts[1], {
+      account: 'b',
+      rank: 1,
+      verdict: 'ranked_below',
+      reason: 'sticky_reallocation',
+      filter: { code: 'over_sticky_threshold', window: '7d', used: 80, threshold: 70 },
+    });
+  });
+
   it('reads the 5-hour window with its own threshold', () => {
     const accounts = [
       acct('a', 0, { snap: snap({ w: { used: 0.2, resetIn: 2 * DAY }, s: { used: 0.85, resetIn: HOUR } }), inflight: 1 }),
