@@ -12,7 +12,7 @@
  * (the store fills to its capacity and evicts, as in a long-running proxy).
  *
  *   node out/bench/routing.js [--quick] [--strategies]     (run.ts forks it and receives the rows over IPC)
- *   BENCH_SIZES=10,50 picks the account counts.
+ *   BENCH_SIZES=10,50 picks the account counts; BENCH_MODIFIERS=1 turns on the sticky thresholds and prefer-earlier-reset.
  */
 import { performance } from 'node:perf_hooks';
 import { computeMetrics, type MetricsInput, type MetricsParams } from '../src/routing/metrics';
@@ -70,7 +70,9 @@ function makeDecider(n: number, strategy: string) {
   const inputs = accountInputs(n, t0);
   const labels = inputs.map((_, i) => `account-${i + 1}`);
   const inflight = inputs.map((_, i) => i % 4);
-  const policy: RoutingPolicy = Object.freeze({ ...DEFAULT_POLICY, sessionAffinity: true, strategy });
+  // BENCH_MODIFIERS=1 also turns on the sticky thresholds and prefer-earlier-reset (off by default).
+  const modifiers = process.env.BENCH_MODIFIERS === '1' ? { stickyThreshold5h: 90, stickyThreshold7d: 70, preferEarlierReset: true } : {};
+  const policy: RoutingPolicy = Object.freeze({ ...DEFAULT_POLICY, sessionAffinity: true, strategy, ...modifiers });
   const params: MetricsParams = {
     sessionSoftLimit: policy.sessionSoftLimit,
     sessionResetToleranceMs: policy.sessionResetToleranceMs,

@@ -9,13 +9,17 @@ export function kebabToCamel(key: string): string {
   return key.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 }
 
-/** `spillInflight` → `spill-inflight`. */
+/** `spillInflight` → `spill-inflight`; a number after a word starts a word (`stickyThreshold5h` → `sticky-threshold-5h`). */
 export function camelToKebab(key: string): string {
-  return key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+  return key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`).replace(/([A-Za-z_])(\d)/g, '$1-$2');
 }
 
-/** What a configuration key can look like when it is shown: words of letters (or `_`) joined by `-`, 40 characters at most; or a list index. */
-const SHOWN_KEY = /^(?:[A-Za-z_]+(?:-[A-Za-z_]+)*|\d{1,6})$/;
+/**
+ * What a configuration key can look like when it is shown: words of letters (or `_`) joined by
+ * `-`, where a later word may also be a number with one unit letter (`5h`, `7d`), 40 characters at
+ * most; or a list index.
+ */
+const SHOWN_KEY = /^(?:[A-Za-z_]+(?:-(?:[A-Za-z_]+|\d{1,3}[a-z]?))*|\d{1,6})$/;
 
 /**
  * A key as an error message names it: in kebab-case when it looks like a setting name, else by

@@ -30,6 +30,13 @@ const epochOrIso = z.union([z.number().int().nonnegative(), z.string()]).transfo
 /** A `weights.*` value: a fraction. */
 const weight = z.number().min(0, 'must be a fraction from 0 to 1').max(1, 'must be a fraction from 0 to 1').optional();
 
+/** A sticky reallocation threshold: percent used, 0–100. */
+const percentUsed = z
+  .number()
+  .min(0, 'must be a percentage from 0 to 100 (percent used, not a fraction)')
+  .max(100, 'must be a percentage from 0 to 100 (percent used, not a fraction)')
+  .optional();
+
 /** The `routing:` block. Every key optional; defaults come from DEFAULT_POLICY. */
 export const routingSchema = z.strictObject({
   strategy: z.enum(STRATEGY_NAMES).optional(),
@@ -65,6 +72,16 @@ export const routingSchema = z.strictObject({
       cost: weight,
     })
     .optional(),
+  /** Sticky reallocation thresholds, percent used (0–100); absent = off. */
+  stickyThreshold5h: percentUsed,
+  stickyThreshold7d: percentUsed,
+  /** Percentage points of pressure per in-flight request (sticky thresholds). */
+  inflightPenaltyPct: z
+    .number()
+    .min(0, 'must be from 0 to 100 percentage points per in-flight request')
+    .max(100, 'must be from 0 to 100 percentage points per in-flight request')
+    .optional(),
+  preferEarlierReset: z.boolean().optional(),
 });
 export type RoutingInput = z.infer<typeof routingSchema>;
 

@@ -29,6 +29,9 @@ export function policyFromSettings(
   // An empty primary (or pinned account) in the Settings UI means "none".
   if (cleaned.primaryAccount === '') delete cleaned.primaryAccount;
   if (cleaned.singleAccountLabel === '') delete cleaned.singleAccountLabel;
+  // An empty sticky threshold (null, the settings' default) means "off".
+  if (cleaned.stickyThreshold5h === null) delete cleaned.stickyThreshold5h;
+  if (cleaned.stickyThreshold7d === null) delete cleaned.stickyThreshold7d;
   const parsed = routingSchema.safeParse(cleaned);
   if (!parsed.success) return { ok: false, error: formatIssues(parsed.error.issues, 'claudeRouter.routing', 'camel') };
   const merged: RoutingInput = { ...parsed.data, ...stripUndefined(file?.routing ?? {}) };

@@ -118,6 +118,8 @@ function filterText(v: FilterVerdict): string {
       return `{"code":"window_exhausted","window":${str(v.window)},"resetMs":${numOrNull(v.resetMs)}}`;
     case 'scoped_exhausted':
       return `{"code":"scoped_exhausted","family":${str(v.family)},"resetMs":${numOrNull(v.resetMs)}}`;
+    case 'over_sticky_threshold':
+      return `{"code":"over_sticky_threshold","window":${str(v.window)},"used":${num(v.used)},"threshold":${num(v.threshold)}}`;
   }
 }
 

@@ -1,7 +1,7 @@
 /**
  * Route planning in three stages — filter (eligibility, with a verdict per account), order (the
- * configured strategy from the catalogue), modify (affinity, prefer-primary, spill, as the
- * strategy allows) — composed by `planRoute`, the one function the engine calls. Pure.
+ * configured strategy from the catalogue), modify (affinity with the sticky thresholds,
+ * prefer-primary, prefer-earlier-reset, spill, as the strategy allows) — composed by `planRoute`, the one function the engine calls. Pure.
  *
  * Authority: docs/routing.md#strategies, docs/routing.md#precedence-affinity-and-spill and
  * docs/strategies.md.
@@ -9,7 +9,7 @@
 import { DEFAULT_POLICY } from './policy';
 import { rankAccounts } from './ranking';
 import { filterAccount, partition } from './planner/filter';
-import { modify } from './planner/modify';
+import { modify, type StickyMove } from './planner/modify';
 import { hash32, seededRandom } from './planner/random';
 import { configuredOrder } from './planner/strategies/common';
 import { strategyFor } from './planner/strategies/registry';
@@ -40,7 +40,7 @@ export function planRoute(input: PlanInput): RoutePlan {
   }
 }
 
-const MODIFIER_REASONS: ReadonlySet<SelectionReason> = new Set(['session_affinity', 'preferred_primary', 'spill_inflight']);
+const MODIFIER_REASONS: ReadonlySet<SelectionReason> = new Set(['session_affinity', 'preferred_primary', 'spill_inflight', 'sticky_reallocation', 'earlier_reset']);
 
 /** The order stage's input for `input` (fallbacks excluded). */
 export function orderInput(input: PlanInput): OrderInput {
@@ -77,7 +77,7 @@ function planWithPolicy(input: PlanInput): RoutePlan {
   if (full.length === 0) reason = 'no_account';
   else if (reason === 'no_account' || (m.order.length === 0 && reason !== 'round_robin')) reason = 'configured_order';
   const decidedBy: DecidingStage = MODIFIER_REASONS.has(reason) ? 'modify' : oi.eligible.length + oi.soft.length >= 2 ? 'order' : 'filter';
-  const plan = finish(full, reason, rankingOrder, m.affinity, m.spill, null, input, strategy, oi, decidedBy);
+  const plan = finish(full, reason, rankingOrder, m.affinity, m.spill, null, input, strategy, oi, decidedBy, m.sticky);
   if (strategy.name !== 'fill-first') plan.strategyInputs = strategyInputs(input);
   return plan;
 }
@@ -146,16 +146,19 @@ function finish(
   strategy: Strategy,
   oi: OrderInput,
   decidedBy: DecidingStage,
+  sticky: StickyMove | null = null,
 ): RoutePlan {
   const winner = order[0];
   const rankingPos = new Map(rankingOrder.map((id, i) => [id, i]));
   const verdicts = order.map((a, rank): CandidateVerdict => {
-    const filter = filterAccount(a, input.policy, input.modelFamily);
+    // The account a session moved off carries the sticky threshold's verdict, with its figures.
+    const filter = sticky?.from === a.id ? sticky.verdict : filterAccount(a, input.policy, input.modelFamily);
     if (rank === 0) return { account: a.id, rank, verdict: 'selected', reason: selectionReason, filter };
     if (!a.metrics.usable) return { account: a.id, rank, verdict: 'unusable', reason: a.metrics.unusableReason ?? 'unusable', filter };
     if (a.fallback) return { account: a.id, rank, verdict: 'ranked_below', reason: 'fallback_last', filter };
     // An account the order stage put above the winner lost to a modifier (affinity, primary, spill).
-    const aboveWinner = (rankingPos.get(a.id) ?? Infinity) < (rankingPos.get(winner.id) ?? Infinity);
+    // The account a session left over a sticky threshold lost to that move, wherever the order put it.
+    const aboveWinner = sticky?.from === a.id || (rankingPos.get(a.id) ?? Infinity) < (rankingPos.get(winner.id) ?? Infinity);
     const reason = aboveWinner || winner.fallback ? selectionReason : strategy.lossReason(winner, a, oi);
     return { account: a.id, rank, verdict: 'ranked_below', reason, filter };
   });

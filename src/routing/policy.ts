@@ -48,6 +48,18 @@ export interface RoutingPolicy {
   weightedPreset: string;
   /** weighted: weights (fractions 0–1) that override the preset's, by term. */
   weights: Readonly<Partial<Record<'affinity' | 'headroom' | 'priority' | 'load' | 'errors' | 'cost', number>>>;
+  /**
+   * Sticky reallocation: a bound session leaves its account when the account's 5h window is more
+   * than this percent used (0–100, with in-flight pressure) and another eligible account is below
+   * both thresholds. undefined = off. Percent, unlike `sessionSoftLimit` (a fraction).
+   */
+  stickyThreshold5h: number | undefined;
+  /** The same for the weekly (7d) window, percent used (0–100); undefined = off. */
+  stickyThreshold7d: number | undefined;
+  /** In-flight pressure the sticky thresholds add per request in flight on an account, percentage points (0–100). */
+  inflightPenaltyPct: number;
+  /** Restrict the first choice to the eligible accounts whose weekly window resets soonest (whole days). */
+  preferEarlierReset: boolean;
 }
 
 /** The defaults: exactly expiry-first fill-first with every modifier off (the fingerprint only names a key; it routes nothing without affinity). */
@@ -71,4 +83,8 @@ export const DEFAULT_POLICY: Readonly<RoutingPolicy> = Object.freeze({
   singleAccountLabel: undefined,
   weightedPreset: 'sticky-headroom',
   weights: Object.freeze({}),
+  stickyThreshold5h: undefined,
+  stickyThreshold7d: undefined,
+  inflightPenaltyPct: 2.5,
+  preferEarlierReset: false,
 });

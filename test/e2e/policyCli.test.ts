@@ -78,6 +78,10 @@ describe('routing policies through the built CLI', function () {
         '  weighted-preset: least-loaded',
         '  weights:',
         '    load: 0.6',
+        '  sticky-threshold-5h: 90',
+        '  sticky-threshold-7d: 70',
+        '  inflight-penalty-pct: 5',
+        '  prefer-earlier-reset: true',
       ].join('\n'),
     );
     const st = await status();
@@ -103,9 +107,14 @@ describe('routing policies through the built CLI', function () {
         singleAccountLabel: 'c',
         weightedPreset: 'least-loaded',
         weights: { load: 0.6 },
+        stickyThreshold5h: 90,
+        stickyThreshold7d: 70,
+        inflightPenaltyPct: 5,
+        preferEarlierReset: true,
       },
     );
     assert.equal(st.config.sources['spill-inflight'], file);
+    assert.equal(st.config.sources['sticky-threshold-7d'], file);
     assert.equal(st.config.sources['quota-routing'], 'default');
     assert.equal(st.accounts.find((a: any) => a.label === 'b').primary, true);
   });

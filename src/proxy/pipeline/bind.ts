@@ -11,7 +11,8 @@ import { accountMetrics } from './eligibility';
 /**
  * Binds the session of a Messages call to `served` — unless the session's bound account was
  * never attempted and is still eligible (the request only overflowed a cap), in which case the
- * old binding stays. Fallbacks never bind.
+ * old binding stays; a sticky reallocation (the plan moved the session off an account over a
+ * sticky threshold) always moves it. Fallbacks never bind.
  * @param attempted labels of the accounts this request tried
  */
 export function bindOnCommit(ctx: RequestContext, served: PlanAccount, attempted: ReadonlySet<string>): void {
@@ -25,7 +26,9 @@ export function bindOnCommit(ctx: RequestContext, served: PlanAccount, attempted
   if (!live.config.policy.sessionAffinity || !strategyFor(live.config.policy.strategy).bindsSessions || !live.accountsByLabel.has(served.id)) return;
   const now = s.now();
   const bound = s.state.affinity.get(sessionId, now);
-  if (bound && bound.account !== served.id && !attempted.has(bound.account) && isEligible(accountMetrics(s.state, bound.account, ctx.params, now))) {
+  // A sticky reallocation moved the session off its account on purpose: the binding follows the serving account (on-serve).
+  const reallocated = ctx.plan?.affinity.skippedReason === 'over_sticky_threshold';
+  if (bound && bound.account !== served.id && !reallocated && !attempted.has(bound.account) && isEligible(accountMetrics(s.state, bound.account, ctx.params, now))) {
     s.state.affinity.bind(sessionId, bound.account, now);
     return;
   }

@@ -1,12 +1,22 @@
 /**
- * Stage 3, modify: affinity, then prefer-primary, then spill, each only when the strategy lets it
- * act (docs/routing.md#precedence-affinity-and-spill). Pure.
+ * Stage 3, modify: affinity (with the sticky reallocation thresholds), then prefer-primary, then
+ * prefer-earlier-reset, then spill, each only when the strategy lets it act
+ * (docs/routing.md#precedence-affinity-and-spill). Pure.
  */
 import type { RoutingPolicy } from '../policy';
 import type { SessionBinding } from '../affinity';
 import { isEligible } from './filter';
 import type { AffinityOutcome, AffinitySkipReason, PlanAccount, SelectionReason, SpillOutcome } from './types';
 import type { Modifier } from './strategies/strategy';
+import type { FilterVerdict } from './verdict';
+
+/** A sticky reallocation: the bound account was over a threshold, so the session moved to `to`. */
+export interface StickyMove {
+  from: string;
+  to: string;
+  /** The bound account's verdict, with its figures. */
+  verdict: Extract<FilterVerdict, { code: 'over_sticky_threshold' }>;
+}
 
 /** What the modifiers did to the order stage's order. */
 export interface Modified {
@@ -16,6 +26,62 @@ export interface Modified {
   spill: SpillOutcome | null;
   /** A modifier moved another account to the front. */
   moved: boolean;
+  /** Set when the sticky thresholds moved the session off its bound account. */
+  sticky: StickyMove | null;
+}
+
+/** Percent used (0–100) as the sticky thresholds read it: reported usage (unknown = 0) plus the in-flight pressure. */
+function pressure(used: number | null, a: PlanAccount, policy: RoutingPolicy): number {
+  return Math.round(((used ?? 0) * 100 + a.inflight * policy.inflightPenaltyPct) * 100) / 100;
+}
+
+/**
+ * The account's sticky-threshold verdict when it is over a threshold (more than the threshold
+ * percent used, with in-flight pressure; the 5h window first), else null. Both thresholds off → null.
+ */
+export function overStickyThreshold(a: PlanAccount, policy: RoutingPolicy): StickyMove['verdict'] | null {
+  const t5 = policy.stickyThreshold5h;
+  if (t5 !== undefined) {
+    const used = pressure(a.metrics.sessionUsed, a, policy);
+    if (used > t5) return { code: 'over_sticky_threshold', window: '5h', used, threshold: t5 };
+  }
+  const t7 = policy.stickyThreshold7d;
+  if (t7 !== undefined) {
+    const used = pressure(a.metrics.weeklyUsed, a, policy);
+    if (used > t7) return { code: 'over_sticky_threshold', window: '7d', used, threshold: t7 };
+  }
+  return null;
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * prefer-earlier-reset's key: the day bucket (floor(epoch ms / 86 400 000)) of the weekly reset; an
+ * account with no known weekly reset uses its 5h reset (same buckets); +∞ with neither.
+ */
+export function earlierResetBucket(a: PlanAccount): number {
+  const m = a.metrics;
+  if (Number.isFinite(m.weeklyResetMs)) return Math.floor(m.weeklyResetMs / DAY_MS);
+  return Number.isFinite(m.sessionResetMs) ? Math.floor(m.sessionResetMs / DAY_MS) : Infinity;
+}
+
+/**
+ * The eligible accounts of `order` in the soonest bucket first (in their order), then the rest in
+ * theirs: a stable partition, so the result is a permutation of `order`. `order` itself when no
+ * eligible account has a known reset.
+ */
+export function preferEarlierReset(order: readonly PlanAccount[]): readonly PlanAccount[] {
+  let best = Infinity;
+  for (const a of order) {
+    if (!isEligible(a.metrics)) continue;
+    const b = earlierResetBucket(a);
+    if (b < best) best = b;
+  }
+  if (best === Infinity) return order;
+  const head: PlanAccount[] = [];
+  const rest: PlanAccount[] = [];
+  for (const a of order) (isEligible(a.metrics) && earlierResetBucket(a) === best ? head : rest).push(a);
+  return head.length === 0 || rest.length === 0 ? order : [...head, ...rest];
 }
 
 const NO_AFFINITY: AffinityOutcome = Object.freeze({ sessionBound: false, boundAccount: null, applied: false, skippedReason: 'disabled' });
@@ -53,8 +119,24 @@ export function modify(
   let affinity = NO_AFFINITY;
   let order = ranked;
   let moved = false;
+  let sticky: StickyMove | null = null;
   if (allowed.has('affinity')) {
     affinity = affinityOutcome(policy, sessionId, binding, ranked);
+    // Sticky reallocation (the on-serve rebind mode, the only one today: the binding then moves to
+    // the account that serves): off the bound account only when it is over a threshold and another
+    // eligible account is over neither.
+    if (affinity.applied && (policy.stickyThreshold5h !== undefined || policy.stickyThreshold7d !== undefined)) {
+      const bound = order.find((a) => a.id === affinity.boundAccount)!;
+      const verdict = overStickyThreshold(bound, policy);
+      const target = verdict && order.find((a) => a !== bound && isEligible(a.metrics) && overStickyThreshold(a, policy) === null);
+      if (verdict && target) {
+        sticky = { from: bound.id, to: target.id, verdict };
+        affinity = { ...affinity, applied: false, skippedReason: 'over_sticky_threshold' };
+        moved = order[0] !== target;
+        order = moveToFront(order, target.id);
+        reason = 'sticky_reallocation';
+      }
+    }
     if (affinity.applied) {
       moved = order[0]?.id !== affinity.boundAccount;
       order = moveToFront(order, affinity.boundAccount!);
@@ -65,18 +147,36 @@ export function modify(
     const first = outcome.applied && order[0]?.id === outcome.boundAccount;
     affinity = first ? outcome : { ...outcome, applied: false };
   }
+  // The session's account (bound, or the one it moved to) stays first; later modifiers order the rest.
+  const placed = affinity.applied || sticky !== null;
+  let primaryFirst = false;
   if (allowed.has('prefer-primary') && policy.preferPrimary && policy.primaryAccount !== undefined) {
     const p = order.find((a) => a.id === policy.primaryAccount);
+    primaryFirst = p !== undefined && !placed && isEligible(p.metrics);
     if (p && isEligible(p.metrics) && order[0] !== p) {
-      order = affinity.applied ? [order[0], p, ...order.slice(1).filter((a) => a !== p)] : moveToFront(order, p.id);
-      if (!affinity.applied) {
+      order = placed ? [order[0], p, ...order.slice(1).filter((a) => a !== p)] : moveToFront(order, p.id);
+      if (!placed) {
         reason = 'preferred_primary';
         moved = true;
       }
     }
   }
+  if (allowed.has('prefer-earlier-reset') && policy.preferEarlierReset && order.length > 1) {
+    // A placed session or a preferred primary keeps the front; the restriction orders what follows.
+    const keep = placed || primaryFirst ? 1 : 0;
+    const rest = order.slice(keep);
+    const tail = preferEarlierReset(rest);
+    if (tail !== rest) {
+      const front = order[keep];
+      order = keep ? [order[0], ...tail] : [...tail];
+      if (!keep && order[0] !== front) {
+        reason = 'earlier_reset';
+        moved = true;
+      }
+    }
+  }
   let spill: SpillOutcome | null = null;
-  if (allowed.has('spill') && policy.spillInflight > 0 && !affinity.applied && order.length > 1) {
+  if (allowed.has('spill') && policy.spillInflight > 0 && !placed && order.length > 1) {
     const first = order[0];
     const n = policy.spillInflight;
     if (first.metrics.usable && first.inflight >= n) {
@@ -89,7 +189,7 @@ export function modify(
       }
     }
   }
-  return { order, reason, affinity, spill, moved };
+  return { order, reason, affinity, spill, moved, sticky };
 }
 
 function moveToFront(order: readonly PlanAccount[], id: string): PlanAccount[] {

@@ -50,6 +50,8 @@ export type SelectionReason =
   | 'session_affinity'
   | 'preferred_primary'
   | 'spill_inflight'
+  | 'sticky_reallocation'
+  | 'earlier_reset'
   | 'round_robin'
   | 'configured_order'
   | 'routing_policy_error'
@@ -63,7 +65,7 @@ export type StrategyReason =
 export type DecidingStage = 'filter' | 'order' | 'modify' | 'policy_error';
 
 /** Why affinity did not place the bound account first. */
-export type AffinitySkipReason = 'unusable' | 'session_saturated' | 'expired' | 'no_session' | 'disabled';
+export type AffinitySkipReason = 'unusable' | 'session_saturated' | 'over_sticky_threshold' | 'expired' | 'no_session' | 'disabled';
 
 /** The affinity part of a decision. */
 export interface AffinityOutcome {

@@ -16,7 +16,12 @@ export type FilterVerdict =
   | { code: 'window_exhausted'; window: '5h' | '7d' | 'unified'; resetMs: number | null }
   | { code: 'scoped_exhausted'; family: string; resetMs: number | null }
   | { code: 'needs_sign_in' }
-  | { code: 'disabled' };
+  | { code: 'disabled' }
+  /**
+   * The session's bound account, over a sticky reallocation threshold: `used` = reported usage plus
+   * in-flight pressure and `threshold`, both percent (0–100). Usable, but the session moved off it.
+   */
+  | { code: 'over_sticky_threshold'; window: '5h' | '7d'; used: number; threshold: number };
 
 /** The loser's own figures `lossText` reads (AccountMetrics has them all). Epoch ms (+∞ = none), fractions. */
 export interface LossFigures {
@@ -37,6 +42,9 @@ const COOLING_WORDS: Record<string, string> = {
 const WINDOW_WORDS = { '5h': '5-hour window', '7d': 'weekly window', unified: 'usage limit' } as const;
 
 const pct = (f: number | null): string => (f === null ? '?' : `${Math.round(f * 100)} %`);
+
+/** A percentage (0–100) in words: whole numbers as they are, others to one decimal (`70.5 %`). */
+const percentText = (p: number): string => `${Number.isInteger(p) ? p : p.toFixed(1)} %`;
 
 /** A clock time for a reset: `14:05` within a day of `now`, `Fri 09:00` later (local time); `unknown` when not finite. */
 export function clockTime(ms: number | null, now: number): string {
@@ -67,6 +75,8 @@ export function verdictText(v: FilterVerdict, now: number): string {
       return 'needs sign-in';
     case 'disabled':
       return 'disabled';
+    case 'over_sticky_threshold':
+      return `over sticky threshold (${v.window === '7d' ? 'weekly' : '5-hour'} ${percentText(v.used)} > ${percentText(v.threshold)})`;
   }
 }
 
@@ -117,6 +127,12 @@ function lossWords(reason: string, f: LossFigures, now: number): string {
       return 'the primary is preferred';
     case 'spill_inflight':
       return 'the busy first choice spilled to another account';
+    case 'sticky_reallocation':
+      return 'the session moved off its account, over the sticky threshold, to one below it';
+    case 'earlier_reset':
+      return Number.isFinite(f.weeklyResetMs)
+        ? `another account's weekly window resets on an earlier day (this one ${clockTime(f.weeklyResetMs, now)})`
+        : "another account's weekly window resets sooner";
     case 'round_robin':
       return 'later in this round-robin turn';
     case 'configured_order':

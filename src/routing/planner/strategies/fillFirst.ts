@@ -11,8 +11,8 @@ export const fillFirst: Strategy = {
   name: 'fill-first',
   summary: 'one account takes the traffic until another ranks first (by account-ranking)',
   description:
-    'Try accounts in `accountRanking` order: the best account takes traffic until it stops being the best. Drains one account at a time; affinity, prefer-primary and spill apply.',
-  modifiers: new Set(['affinity', 'prefer-primary', 'spill']),
+    'Try accounts in `accountRanking` order: the best account takes traffic until it stops being the best. Drains one account at a time; affinity, prefer-primary, prefer-earlier-reset and spill apply.',
+  modifiers: new Set(['affinity', 'prefer-primary', 'prefer-earlier-reset', 'spill']),
   bindsSessions: true,
   order(input) {
     if (input.policy.quotaRouting) {

@@ -7,7 +7,7 @@ import type { SessionBinding } from '../../affinity';
 import type { PlanAccount, SelectionReason } from '../types';
 
 /** The modifiers (stage 3) a strategy lets act on its order. */
-export type Modifier = 'affinity' | 'prefer-primary' | 'spill';
+export type Modifier = 'affinity' | 'prefer-primary' | 'prefer-earlier-reset' | 'spill';
 
 /** What a strategy orders. Every list is in configured order. */
 export interface OrderInput {

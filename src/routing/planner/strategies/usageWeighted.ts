@@ -19,8 +19,9 @@ function compare(a: PlanAccount, b: PlanAccount): number {
 export const usageWeighted: Strategy = {
   name: 'usage-weighted',
   summary: 'the least used account first (weekly, then 5-hour utilisation)',
-  description: "The least used account first (weekly, then 5-hour): evens out usage, but spends every account's allowance at the same pace. Affinity and spill apply.",
-  modifiers: new Set(['affinity', 'spill']),
+  description:
+    "The least used account first (weekly, then 5-hour): evens out usage, but spends every account's allowance at the same pace. Affinity, prefer-earlier-reset and spill apply.",
+  modifiers: new Set(['affinity', 'prefer-earlier-reset', 'spill']),
   bindsSessions: true,
   order: (input) => withTails(input, [...input.eligible].sort(compare), 'least_used'),
   lossReason: (winner, loser) => tailLoss(winner, loser, sameUse(winner, loser) ? 'insertion_order' : 'least_used'),
