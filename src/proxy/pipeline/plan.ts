@@ -27,7 +27,8 @@ export function plan(ctx: RequestContext): void {
 
 /**
  * The plan for a request under `config` at `now` (epoch ms). Only Messages calls use session
-  const plan = (ctx.plan = planFor(s.state, config, ctx.params, ctx.info.sticky.keyHash, s.now(), isMessages, ctx.requestId));
+ * affinity and spill; the others go by ranking alone. `requestId` seeds the draw-based strategies.
+ * @param sessionId the sticky key's hash (src/routing/identify.ts), or null: never a raw id
  */
 export function planFor(state: RouterState, config: RuntimeConfig, params: MetricsParams, sessionId: string | null, now: number, isMessages: boolean, requestId = ''): RoutePlan {
   const { policy } = config;
