@@ -57,6 +57,7 @@ export const routingSchema = z.strictObject({
     .min(MAX_REQUEST_BODY_BYTES, `must be at least ${MAX_REQUEST_BODY_BYTES} (32 MB, the largest request body)`)
     .max(MAX_BUFFERED_BODY_BYTES_LIMIT)
     .optional(),
+  maxWaitingRequests: z.number().int().min(0, 'must be 0 (never hold a request) or more').max(10_000).optional(),
   relativeAvailabilityTopK: z.number().int().min(1).max(100).optional(),
   relativeAvailabilityPower: z.number().min(0).max(10).optional(),
   singleAccountLabel: z.string().min(1).optional(),

@@ -27,6 +27,7 @@ import { REQUEST_ID_HEADER, sendAnthropicError } from './relay/clientAnswer';
 import { ConfigGeneration, type ConfigStatus, type RuntimeConfig } from './runtimeConfig';
 import type { DecisionSink } from './state/decisionLog';
 import type { RouterState } from './state/routerState';
+import { WaitingRoom } from './state/waitingRoom';
 import type { StatusReport } from './status/status';
 import { createUpstreamAgent } from './upstream/agent';
 
@@ -83,6 +84,7 @@ export class RouterEngine {
       loggedPolicyErrors: new Set(),
       changeStreams: new Set(),
       bodyBudget: new BodyBudget(),
+      waitingRoom: new WaitingRoom(),
     };
     this.state.affinity.setIdleTtl(opts.config.policy.sessionAffinityIdleTtlMs);
   }
@@ -197,6 +199,7 @@ export class RouterEngine {
    */
   async close(graceMs = 5_000): Promise<void> {
     endChangeStreams(this.services);
+    this.services.waitingRoom.close();
     if (this.running > 0) {
       await new Promise<void>((resolve) => {
         this.onIdle = resolve;

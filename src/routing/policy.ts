@@ -36,6 +36,11 @@ export interface RoutingPolicy {
    * request is answered 503 `overloaded_error` before its body is read.
    */
   maxBufferedBodyBytes: number;
+  /**
+   * Requests held at once instead of answered (transient wait, concurrency queue, admission ramp),
+   * across every account; their bodies may take half of `maxBufferedBodyBytes`. 0 = never hold.
+   */
+  maxWaitingRequests: number;
   /** Quota-based ranking on (false when `CLAUDE_ROUTER_QUOTA_ROUTING=off`). */
   quotaRouting: boolean;
   /** relative-availability: how many of the most available accounts the draw picks from (≥ 1). */
@@ -77,6 +82,7 @@ export const DEFAULT_POLICY: Readonly<RoutingPolicy> = Object.freeze({
   sessionResetToleranceMs: 900_000,
   allowOverage: false,
   maxBufferedBodyBytes: 256 * 1024 * 1024,
+  maxWaitingRequests: 256,
   quotaRouting: true,
   relativeAvailabilityTopK: 2,
   relativeAvailabilityPower: 2,

@@ -82,6 +82,7 @@ describe('routing policies through the built CLI', function () {
         '  sticky-threshold-7d: 70',
         '  inflight-penalty-pct: 5',
         '  prefer-earlier-reset: true',
+        '  max-waiting-requests: 12',
       ].join('\n'),
     );
     const st = await status();
@@ -111,6 +112,7 @@ describe('routing policies through the built CLI', function () {
         stickyThreshold7d: 70,
         inflightPenaltyPct: 5,
         preferEarlierReset: true,
+        maxWaitingRequests: 12,
       },
     );
     assert.equal(st.config.sources['spill-inflight'], file);

@@ -63,6 +63,7 @@ export function routerStatus(s: RouterServices): StatusReport {
     now,
     startedAtMs: s.startedAtMs,
     preview: { selectionReason: plan.selectionReason, verdicts: plan.verdicts },
+    waiting: { requests: s.waitingRoom.heldRequests, bodyBytes: s.waitingRoom.heldBodyBytes },
   });
 }
 

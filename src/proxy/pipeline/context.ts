@@ -19,6 +19,7 @@ import type { HeldAnswer } from '../relay/clientAnswer';
 import type { ConfigGeneration, ConfigStatus } from '../runtimeConfig';
 import type { DecisionSink } from '../state/decisionLog';
 import type { RouterState } from '../state/routerState';
+import type { WaitingRoom } from '../state/waitingRoom';
 import type { ClientLink } from '../upstream/call';
 
 /** The router-wide objects the steps use. */
@@ -43,6 +44,8 @@ export interface RouterServices {
   readonly changeStreams: Set<ServerResponse>;
   /** The request bodies held at once, against `routing.max-buffered-body-bytes`. */
   readonly bodyBudget: BodyBudget;
+  /** The requests held instead of answered, under `routing.max-waiting-requests`. */
+  readonly waitingRoom: WaitingRoom;
 }
 
 /** The endpoints forwarded upstream. */

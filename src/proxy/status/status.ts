@@ -111,6 +111,8 @@ export interface StatusReport {
   sessions: SessionReport[];
   preview: PreviewReport;
   inflight: number;
+  /** Requests held in the waiting room now, and the bytes of their bodies. */
+  waiting: { requests: number; bodyBytes: number };
   counters: RouterCounters;
 }
 
@@ -128,6 +130,8 @@ export interface StatusInput {
   now: number;
   startedAtMs: number;
   preview: PreviewReport;
+  /** The waiting room's load now. */
+  waiting: { requests: number; bodyBytes: number };
 }
 
 const DISABLED: FilterVerdict = Object.freeze({ code: 'disabled' });
@@ -201,6 +205,7 @@ export function buildStatus(input: StatusInput): StatusReport {
     })),
     preview: input.preview,
     inflight: state.leases.total(),
+    waiting: input.waiting,
     counters: { ...state.counters },
   };
 }

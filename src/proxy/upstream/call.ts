@@ -20,13 +20,31 @@ export class ClientGoneError extends Error {
 /** Whether the client is still there, and the upstream call to abort when it goes. */
 export class ClientLink {
   private running: Dispatcher.DispatchController | undefined;
+  /** Called once when the client goes (a held request gives its place back); allocated only when something waits. */
+  private goneListeners: (() => void)[] | undefined;
   gone = false;
 
-  /** The client's connection closed before its answer was complete: aborts the running call. */
+  /** The client's connection closed before its answer was complete: aborts the running call, tells the listeners. */
   markGone(): void {
     if (this.gone) return;
     this.gone = true;
     this.running?.abort(new ClientGoneError());
+    const listeners = this.goneListeners;
+    this.goneListeners = undefined;
+    for (const fn of listeners ?? []) fn();
+  }
+
+  /**
+   * Calls `fn` once when the client goes (not when it has already gone: check {@link gone}).
+   * @returns a function that removes `fn`
+   */
+  onGone(fn: () => void): () => void {
+    (this.goneListeners ??= []).push(fn);
+    return () => {
+      const listeners = this.goneListeners;
+      const i = listeners ? listeners.indexOf(fn) : -1;
+      if (listeners && i !== -1) listeners.splice(i, 1);
+    };
   }
 
   attach(controller: Dispatcher.DispatchController): void {
