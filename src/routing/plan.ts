@@ -87,8 +87,12 @@ function strategyInputs(input: PlanInput): StrategyInputs {
   const p = input.policy;
   const accounts: StrategyInputs['accounts'] = {};
   for (const a of input.accounts) {
-    if (a.priority === undefined && a.costTier === undefined) continue;
-    accounts[a.id] = { priority: a.priority, costTier: a.costTier };
+    const read: StrategyInputs['accounts'][string] = {};
+    if (a.priority !== undefined) read.priority = a.priority;
+    if (a.costTier !== undefined) read.costTier = a.costTier;
+    if (a.latencyFactor !== undefined) read.latencyFactor = a.latencyFactor;
+    if (a.recentErrorRate !== undefined) read.recentErrorRate = a.recentErrorRate;
+    if (Object.keys(read).length > 0) accounts[a.id] = read;
   }
   return {
     nowMs: input.nowMs ?? 0,

@@ -77,6 +77,8 @@ export function replanOrder(r: DecisionRecord): string[] {
       metrics: metricsFromRecord(c.metrics),
       priority: si.accounts[c.account]?.priority,
       costTier: si.accounts[c.account]?.costTier,
+      latencyFactor: si.accounts[c.account]?.latencyFactor,
+      recentErrorRate: si.accounts[c.account]?.recentErrorRate,
     }));
   const primary = r.candidates.find((c) => c.primary)?.account;
   const policy: RoutingPolicy = {

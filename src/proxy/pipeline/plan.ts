@@ -32,6 +32,10 @@ export function plan(ctx: RequestContext): void {
  */
 export function planFor(state: RouterState, config: RuntimeConfig, params: MetricsParams, sessionId: string | null, now: number, isMessages: boolean, requestId = ''): RoutePlan {
   const { policy } = config;
+  const strategy = strategyFor(policy.strategy);
+  // Read only by the strategies that use them: fill-first pays nothing.
+  const latency = strategy.modifiers.has('latency') ? state.performance.latencyFactors(now, params.modelFamily) : undefined;
+  const readsErrors = strategy.readsErrorRate === true;
   const accounts: PlanAccount[] = [];
   for (let index = 0; index < config.accounts.length; index++) {
     const a = config.accounts[index];
@@ -46,9 +50,11 @@ export function planFor(state: RouterState, config: RuntimeConfig, params: Metri
       cooldownReason: state.cooldowns.get(a.label)?.reason,
       priority: a.priority,
       costTier: a.costTier,
+      latencyFactor: latency?.get(a.label),
+      recentErrorRate: readsErrors ? state.performance.recentErrorRate(a.label, now) || undefined : undefined,
     });
   }
-  const useAffinity = isMessages && policy.sessionAffinity && strategyFor(policy.strategy).bindsSessions;
+  const useAffinity = isMessages && policy.sessionAffinity && strategy.bindsSessions;
   const binding = useAffinity && sessionId ? state.affinity.get(sessionId, now) : undefined;
   return planRoute({
     accounts,

@@ -2,8 +2,13 @@
  * Step 8: what happened, on record — the counters, a state change for the
  * views, and the request's decision record.
  */
+import { modelFamily } from '../../quota/family';
 import { buildDecisionRecord } from '../../routing/decision';
+import { isAccountFailure } from '../state/accountPerformance';
 import type { RequestContext } from './context';
+
+/** Fewer output tokens than this measure no rate (the time is mostly the first token's). */
+const MIN_RATE_TOKENS = 16;
 
 /** Counts the outcome and appends the decision record. */
 export function record(ctx: RequestContext): void {
@@ -35,7 +40,32 @@ export function record(ctx: RequestContext): void {
     },
   );
   s.decisions.append(decision);
+  if (ctx.route === 'messages') recordPerformance(ctx, decision.durationMs);
   if (s.log.debugEnabled?.() ?? true) {
     s.log.debug(`decision ${requestId} session=${info.sticky.keyHash ?? '-'} reason=${ctx.plan.selectionReason} served=${decision.servedBy ?? '-'} outcome=${outcome.outcome}`);
   }
+}
+
+/**
+ * Feeds the accounts' recent performance: every attempt (failed or not), and the latency of a
+ * successful single-attempt streamed turn — one that waited for nothing else, so its times are
+ * the account's own.
+ */
+function recordPerformance(ctx: RequestContext, durationMs: number): void {
+  const { state } = ctx.services;
+  const { outcome } = ctx;
+  const now = ctx.services.now();
+  for (const a of outcome.attempts) if (a.result !== 'client_abort') state.performance.recordAttempt(a.account, now, isAccountFailure(a.result));
+  const served = outcome.servedBy;
+  const usage = outcome.usage;
+  if (outcome.outcome !== 'success' || !outcome.streamed || outcome.attempts.length !== 1 || !served || served.fallback || !usage) return;
+  const firstTokenMs = outcome.attempts[0].ms;
+  const afterFirstS = (durationMs - firstTokenMs) / 1000;
+  state.performance.recordTurn(served.id, {
+    atMs: now,
+    firstTokenMs,
+    uncachedInputTokens: usage.inputTokens + usage.cacheCreationInputTokens,
+    outputTokensPerS: usage.outputTokens >= MIN_RATE_TOKENS && afterFirstS > 0 ? usage.outputTokens / afterFirstS : undefined,
+    family: modelFamily(ctx.info.model ?? undefined),
+  });
 }

@@ -13,6 +13,7 @@ import { mergeSnapshot } from '../../quota/merge';
 import { cooldownClearedBy, mergeCooldown } from '../../quota/cooldown';
 import { SessionAffinityStore, type SavedBinding } from '../../routing/affinity';
 import { toStickyKeyHash } from '../../routing/identify';
+import { AccountPerformance } from './accountPerformance';
 import { LeaseTable } from './leases';
 
 /** Counters shown in `/status`. */
@@ -45,6 +46,8 @@ export class RouterState {
   readonly needsSignIn = new Map<string, string>();
   readonly leases: LeaseTable;
   readonly affinity: SessionAffinityStore;
+  /** Recent latency and failures per account (in memory only). */
+  readonly performance = new AccountPerformance();
   readonly counters: RouterCounters = { requests: 0, served: 0, failovers: 0, noUsableAccount: 0, errors: 0, clientAborts: 0 };
   /** Requests started, for round-robin. */
   roundRobinCursor = 0;
@@ -93,6 +96,7 @@ export class RouterState {
     this.cooldowns.delete(account);
     this.needsSignIn.delete(account);
     this.affinity.forgetAccount(account);
+    this.performance.forgetAccount(account);
     this.changed();
   }
 

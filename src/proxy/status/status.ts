@@ -81,6 +81,10 @@ export interface AccountReport {
   evidence: { freshness: AccountMetrics['freshness']; observedAt: string | null; source: string | null };
   needsSignIn: boolean;
   needsSignInReason: string | null;
+  /** Share of its last attempts (at most 20, within the last hour) that failed, fraction 0–1. */
+  recentErrorRate: number;
+  /** The latency modifier's draw-weight factor for a request without a model (time to first token only), 0.5–1. */
+  latencyFactor: number;
   boundSessions: number;
 }
 
@@ -146,6 +150,7 @@ export function buildStatus(input: StatusInput): StatusReport {
   const { config, state, metrics, now } = input;
   const live = state.affinity.live(now);
   const boundBy = new Map<string, number>();
+  const latency = state.performance.latencyFactors(now, undefined);
   for (const b of live) boundBy.set(b.account, (boundBy.get(b.account) ?? 0) + 1);
   const accounts = config.accounts.map((a): AccountReport => {
     const m = metrics.get(a.label)!;
@@ -180,6 +185,8 @@ export function buildStatus(input: StatusInput): StatusReport {
       needsSignIn,
       needsSignInReason: state.needsSignIn.get(a.label) ?? null,
       boundSessions: boundBy.get(a.label) ?? 0,
+      recentErrorRate: state.performance.recentErrorRate(a.label, now),
+      latencyFactor: latency.get(a.label) ?? 1,
     };
   });
   const cs = input.configStatus;

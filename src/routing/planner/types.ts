@@ -21,6 +21,8 @@ export interface PlanAccount extends RankCandidate {
   costTier?: number;
   /** Share of recent attempts that failed, fraction 0–1 (default 0). Used by `weighted`. */
   recentErrorRate?: number;
+  /** Draw-weight factor of the latency modifier, 0.5–1 (default 1: not slower than the fleet). */
+  latencyFactor?: number;
 }
 
 /** What the planner needs besides the accounts. */
@@ -130,6 +132,6 @@ export interface StrategyInputs {
   singleAccountLabel: string | null;
   weightedPreset: string;
   weights: Partial<Record<string, number>>;
-  /** Per account label, its configured priority and cost tier (only those set). */
-  accounts: Record<string, { priority?: number; costTier?: number }>;
+  /** Per account label, what the strategy read of it beyond the candidate: configured priority and cost tier, latency factor, recent error rate (only those set). */
+  accounts: Record<string, { priority?: number; costTier?: number; latencyFactor?: number; recentErrorRate?: number }>;
 }

@@ -7,7 +7,7 @@ import { STRATEGY_NAMES } from '../../../src/routing/planner/strategies/registry
 import { rankAccounts } from '../../../src/routing/ranking';
 import { DAY, HOUR, MIN, NOW, acct, ids, planInput, snap } from '../builders';
 
-/** An account with random quota shape: utilisations, resets, a cooldown, sign-in, soft limit, in-flight, priority, cost. */
+/** An account with random quota shape: utilisations, resets, a cooldown, sign-in, soft limit, in-flight, priority, cost, latency factor, error rate. */
 const accountArb = fc.record({
   weekly: fc.double({ min: 0, max: 1, noNaN: true }),
   session: fc.double({ min: 0, max: 1, noNaN: true }),
@@ -20,9 +20,11 @@ const accountArb = fc.record({
   priority: fc.integer({ min: -2, max: 3 }),
   costTier: fc.integer({ min: 1, max: 4 }),
   fallback: fc.boolean(),
+  latencyFactor: fc.option(fc.double({ min: 0.5, max: 1, noNaN: true }), { nil: undefined }),
+  recentErrorRate: fc.option(fc.double({ min: 0, max: 1, noNaN: true }), { nil: undefined }),
 });
 
-type Spec = typeof accountArb extends fc.Arbitrary<infer T> ? T : never;
+type Spec = Omit<typeof accountArb extends fc.Arbitrary<infer T> ? T : never, 'latencyFactor' | 'recentErrorRate'> & { latencyFactor?: number; recentErrorRate?: number };
 
 function build(specs: Spec[]): PlanAccount[] {
   return specs.map((s, i) => ({
@@ -35,6 +37,8 @@ function build(specs: Spec[]): PlanAccount[] {
     }),
     priority: s.priority,
     costTier: s.costTier,
+    latencyFactor: s.latencyFactor,
+    recentErrorRate: s.recentErrorRate,
   }));
 }
 

@@ -46,6 +46,11 @@ export function weightedDraw(accounts: readonly PlanAccount[], weight: (a: PlanA
   return keyed.map((k) => k.a);
 }
 
+/** The latency modifier's share of an account's draw weight, 0.5–1 (src/routing/planner/latency.ts); 1 when not set. */
+export function latencyFactor(a: PlanAccount): number {
+  return a.latencyFactor ?? 1;
+}
+
 /** Remaining weekly capacity as a fraction: 1 − 7d used; an unknown window reads as full (1). */
 export function weeklyRemaining(a: PlanAccount): number {
   const used = a.metrics.weeklyUsed;

@@ -7,7 +7,7 @@ import type { SessionBinding } from '../../affinity';
 import type { PlanAccount, SelectionReason } from '../types';
 
 /** The modifiers (stage 3) a strategy lets act on its order. */
-export type Modifier = 'affinity' | 'prefer-primary' | 'prefer-earlier-reset' | 'spill';
+export type Modifier = 'affinity' | 'prefer-primary' | 'prefer-earlier-reset' | 'spill' | 'latency';
 
 /** What a strategy orders. Every list is in configured order. */
 export interface OrderInput {
@@ -57,6 +57,8 @@ export interface Strategy {
   readonly modifiers: ReadonlySet<Modifier>;
   /** Whether a served session is bound (affinity or a score that reads the binding). */
   readonly bindsSessions: boolean;
+  /** Its order reads each account's recent error rate (`PlanAccount.recentErrorRate`), which is filled in only then. */
+  readonly readsErrorRate?: boolean;
   /** Only the first account of its order is offered, and no fallback account follows it. */
   readonly noFailover?: boolean;
   /** A total, deterministic order of `input.all` (same input and draws → same order). */

@@ -101,6 +101,7 @@ export const weighted: Strategy = {
   description: 'The highest score of affinity, headroom, priority, load, errors and cost (`weightedPreset`, `weights`): tunable; ties follow the session. Spill applies.',
   modifiers: new Set(['spill']),
   bindsSessions: true,
+  readsErrorRate: true,
   order(input) {
     const s = score(input);
     return withTails(
