@@ -18,6 +18,8 @@ export interface AccountInfo {
   priority?: number;
   /** `cost-tier` (1 = cheapest; default 1), read by the `weighted` strategy. */
   costTier?: number;
+  /** `plan-size`: the account's allowance relative to the others' (e.g. Pro 1, Max 5x 5, Max 20x 20), read by `capacity-weighted`. */
+  planSize?: number;
 }
 
 /** An account's secrets. Never logged, never in `/status`, settings or decisions. */

@@ -59,6 +59,7 @@ export async function resolveAccounts(config: ConfigInput, registry: AccountRegi
     const info: AccountInfo = { label: a.label, kind, fallback: a.fallback ?? false, enabled: a.enabled ?? true };
     if (a.priority !== undefined) info.priority = a.priority;
     if (a.costTier !== undefined) info.costTier = a.costTier;
+    if (a.planSize !== undefined) info.planSize = a.planSize;
     accounts.push(info);
     const token = a.apiKey ?? a.accessToken;
     if (token) seeds.push({ label: a.label, accessToken: token, refreshToken: a.refreshToken, expiresAtMs: a.expiresAt });

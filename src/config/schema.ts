@@ -111,6 +111,8 @@ export const accountSchema = z
     priority: z.number().int().min(-1000).max(1000).optional(),
     /** weighted: 1 = cheapest (default 1). */
     costTier: z.number().min(0).max(1000).optional(),
+    /** capacity-weighted: the allowance relative to the other accounts' (Pro 1, Max 5x 5, Max 20x 20). */
+    planSize: z.number().gt(0, 'must be a positive number: the allowance relative to the other accounts (e.g. Pro 1, Max 5x 5, Max 20x 20)').max(1000).optional(),
   })
   .refine((a) => !(a.apiKey && a.accessToken), { message: 'give either access-token or api-key, not both' });
 

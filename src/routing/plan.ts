@@ -90,6 +90,7 @@ function strategyInputs(input: PlanInput): StrategyInputs {
     const read: StrategyInputs['accounts'][string] = {};
     if (a.priority !== undefined) read.priority = a.priority;
     if (a.costTier !== undefined) read.costTier = a.costTier;
+    if (a.planSize !== undefined) read.planSize = a.planSize;
     if (a.latencyFactor !== undefined) read.latencyFactor = a.latencyFactor;
     if (a.recentErrorRate !== undefined) read.recentErrorRate = a.recentErrorRate;
     if (Object.keys(read).length > 0) accounts[a.id] = read;

@@ -77,6 +77,7 @@ export function replanOrder(r: DecisionRecord): string[] {
       metrics: metricsFromRecord(c.metrics),
       priority: si.accounts[c.account]?.priority,
       costTier: si.accounts[c.account]?.costTier,
+      planSize: si.accounts[c.account]?.planSize,
       latencyFactor: si.accounts[c.account]?.latencyFactor,
       recentErrorRate: si.accounts[c.account]?.recentErrorRate,
     }));

@@ -40,7 +40,7 @@ describe('config: the strategy catalogue keys', () => {
     assert.match(err(routing('weights', { speed: 0.5 })), /routing\.weights.*speed/);
   });
 
-  it('kebab-case YAML: the new keys, per-account priority and cost-tier, and the effective policy', () => {
+  it('kebab-case YAML: the new keys, per-account priority, cost-tier and plan-size, and the effective policy', () => {
     const r = parseConfigText(
       [
         'accounts:',
@@ -49,6 +49,7 @@ describe('config: the strategy catalogue keys', () => {
         '    priority: 2',
         '  - label: dear',
         '    cost-tier: 3',
+        '    plan-size: 20',
         'routing:',
         '  strategy: weighted',
         '  weighted-preset: cost-tiered',
@@ -60,6 +61,8 @@ describe('config: the strategy catalogue keys', () => {
     const config = ok(r);
     assert.equal(config.accounts?.[0].costTier, 1);
     assert.equal(config.accounts?.[0].priority, 2);
+    assert.equal(config.accounts?.[1].planSize, 20);
+    assert.match(err(parseConfigText('accounts:\n  - label: a\n    plan-size: 0\n')), /accounts\.0\.plan-size: must be a positive number/);
     const policy = policyFrom(config.routing, {});
     assert.equal(policy.strategy, 'weighted');
     assert.equal(policy.relativeAvailabilityTopK, 3);

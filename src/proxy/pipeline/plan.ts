@@ -50,6 +50,7 @@ export function planFor(state: RouterState, config: RuntimeConfig, params: Metri
       cooldownReason: state.cooldowns.get(a.label)?.reason,
       priority: a.priority,
       costTier: a.costTier,
+      planSize: a.planSize,
       latencyFactor: latency?.get(a.label),
       recentErrorRate: readsErrors ? state.performance.recentErrorRate(a.label, now) || undefined : undefined,
     });

@@ -21,6 +21,8 @@ export interface PlanAccount extends RankCandidate {
   costTier?: number;
   /** Share of recent attempts that failed, fraction 0–1 (default 0). Used by `weighted`. */
   recentErrorRate?: number;
+  /** `plan-size` from the account's configuration: its allowance relative to the others'. Used by `capacity-weighted`. */
+  planSize?: number;
   /** Draw-weight factor of the latency modifier, 0.5–1 (default 1: not slower than the fleet). */
   latencyFactor?: number;
 }
@@ -133,5 +135,5 @@ export interface StrategyInputs {
   weightedPreset: string;
   weights: Partial<Record<string, number>>;
   /** Per account label, what the strategy read of it beyond the candidate: configured priority and cost tier, latency factor, recent error rate (only those set). */
-  accounts: Record<string, { priority?: number; costTier?: number; latencyFactor?: number; recentErrorRate?: number }>;
+  accounts: Record<string, { priority?: number; costTier?: number; planSize?: number; latencyFactor?: number; recentErrorRate?: number }>;
 }

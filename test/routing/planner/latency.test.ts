@@ -105,4 +105,24 @@ describe('routing/planner: latency weighting', () => {
     const accounts = ['a', 'b'].map((id, i) => ({ ...acct(id, i), latencyFactor: id === 'a' ? 0.5 : undefined }));
     assert.equal(planRoute({ ...planInput(accounts), requestId: 'r', nowMs: NOW }).order[0].id, 'a');
   });
+
+  it('capacity-weighted: plan size multiplies the weight only when every eligible account has one', () => {
+    const first = (accounts: ReturnType<typeof acct>[]) => {
+      let big = 0;
+      for (let i = 0; i < 2000; i++)
+        if (planRoute({ ...planInput(accounts, { strategy: 'capacity-weighted' }, { sessionId: null }), requestId: `r${i}`, nowMs: NOW }).order[0].id === 'max') big++;
+      return big / 2000;
+    };
+    assert.ok(
+      Math.abs(
+        first([
+          { ...acct('max', 0), planSize: 20 },
+          { ...acct('pro', 1), planSize: 1 },
+        ]) -
+          20 / 21,
+      ) < 0.02,
+      'Max 20x drawn 20 times as often as Pro',
+    );
+    assert.ok(Math.abs(first([{ ...acct('max', 0), planSize: 20 }, acct('pro', 1)]) - 0.5) < 0.04, 'one size unknown: sizes are not guessed');
+  });
 });

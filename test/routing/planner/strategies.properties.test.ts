@@ -20,11 +20,16 @@ const accountArb = fc.record({
   priority: fc.integer({ min: -2, max: 3 }),
   costTier: fc.integer({ min: 1, max: 4 }),
   fallback: fc.boolean(),
+  planSize: fc.option(fc.constantFrom(1, 5, 20), { nil: undefined }),
   latencyFactor: fc.option(fc.double({ min: 0.5, max: 1, noNaN: true }), { nil: undefined }),
   recentErrorRate: fc.option(fc.double({ min: 0, max: 1, noNaN: true }), { nil: undefined }),
 });
 
-type Spec = Omit<typeof accountArb extends fc.Arbitrary<infer T> ? T : never, 'latencyFactor' | 'recentErrorRate'> & { latencyFactor?: number; recentErrorRate?: number };
+type Spec = Omit<typeof accountArb extends fc.Arbitrary<infer T> ? T : never, 'planSize' | 'latencyFactor' | 'recentErrorRate'> & {
+  planSize?: number;
+  latencyFactor?: number;
+  recentErrorRate?: number;
+};
 
 function build(specs: Spec[]): PlanAccount[] {
   return specs.map((s, i) => ({
@@ -37,6 +42,7 @@ function build(specs: Spec[]): PlanAccount[] {
     }),
     priority: s.priority,
     costTier: s.costTier,
+    planSize: s.planSize,
     latencyFactor: s.latencyFactor,
     recentErrorRate: s.recentErrorRate,
   }));
