@@ -112,7 +112,7 @@ export function cooldownClearedBy(cooldown: Cooldown, snapshot: QuotaSnapshot): 
 const TRANSIENT: ReadonlySet<CooldownReason> = new Set<CooldownReason>(['throttle', 'overloaded', 'server_error']);
 
 /** True for a transient cooldown reason (`throttle`, `overloaded`, `server_error`): the kinds a request may wait out (docs/routing.md#waiting). */
-export function isTransientCooldown(reason: CooldownReason | string | undefined): boolean {
+export function isTransientCooldown(reason: string | undefined): boolean {
   return reason !== undefined && TRANSIENT.has(reason as CooldownReason);
 }
 

@@ -156,7 +156,7 @@ describe('blips: short upstream pauses cost no error and move no session', funct
     const served: Record<string, string[]> = {};
     for (const mode of ['on-serve', 'on-quota'] as const) {
       h = await startHarness(firstThen('a', 'b'), { routing: { sessionAffinity: true, sessionAffinityRebind: mode } });
-      const run = served[mode] = [servedBy(await callRouter(h, { session: 's1' }))];
+      const run = (served[mode] = [servedBy(await callRouter(h, { session: 's1' }))]);
       // 3 s is longer than the 2 s blip wait: no wait, served elsewhere.
       h.sim.injectFault('a', { kind: 'throttle_window', durationMs: 2_500, retryAfterS: 3 });
       const t0 = Date.now();

@@ -40,7 +40,8 @@ describe('routing/rebind: the binding rule table', () => {
   });
 
   it('binding after another account served: follows quota and moves by plan, never a blip; a longer transient failure only in on-serve', () => {
-    const follows = (mode: 'on-serve' | 'on-quota', situation: BoundSituation, attempted = true, movedByPlan = false) => bindingFollows(mode, { situation, attempted, movedByPlan });
+    const follows = (mode: 'on-serve' | 'on-quota', situation: BoundSituation, attempted = true, movedByPlan = false) =>
+      bindingFollows(mode, { situation, attempted, movedByPlan });
     for (const mode of ['on-serve', 'on-quota'] as const) {
       assert.equal(follows(mode, 'lost'), true, mode);
       assert.equal(follows(mode, 'blip'), false, mode);
@@ -98,7 +99,8 @@ describe('routing/plan: affinity by the rule table', () => {
 
   it('sticky thresholds move a session only in on-serve', () => {
     const over = { snap: snap({ w: { used: 0.9 } }) };
-    const p = (mode: 'on-serve' | 'on-quota') => planRoute(planInput(pair(over, { snap: snap({ w: { used: 0.1 } }) }), policy({ sessionAffinityRebind: mode, stickyThreshold7d: 70 }), { binding: bound('a') }));
+    const p = (mode: 'on-serve' | 'on-quota') =>
+      planRoute(planInput(pair(over, { snap: snap({ w: { used: 0.1 } }) }), policy({ sessionAffinityRebind: mode, stickyThreshold7d: 70 }), { binding: bound('a') }));
     assert.equal(p('on-serve').selectionReason, 'sticky_reallocation');
     assert.equal(p('on-quota').selectionReason, 'session_affinity');
   });

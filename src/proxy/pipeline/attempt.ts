@@ -56,7 +56,6 @@ export async function attempt(ctx: RequestContext): Promise<void> {
   try {
     // One round per plan: a transient wait (transientWait.ts) holds the request and plans it again.
     rounds: for (;;) {
-      cappedOut = false;
       for (const account of ctx.plan.order) {
         if (client.gone) {
           outcome = unserved('client_abort', 499, attempts);

@@ -25,7 +25,13 @@ export const MAX_SAME_ACCOUNT_RETRIES = 2;
  * @param retries this request's same-account retries so far, incremented when one is taken
  * @returns whether to try `account` again now (it recovered, has room, and the client is there)
  */
-export async function retrySameAccount(ctx: RequestContext, account: PlanAccount, step: AttemptStep, attempts: readonly AttemptRecord[], retries: { count: number }): Promise<boolean> {
+export async function retrySameAccount(
+  ctx: RequestContext,
+  account: PlanAccount,
+  step: AttemptStep,
+  attempts: readonly AttemptRecord[],
+  retries: { count: number },
+): Promise<boolean> {
   const last = attempts[attempts.length - 1];
   if (step.next !== 'rotate' || retries.count >= MAX_SAME_ACCOUNT_RETRIES || last?.account !== account.id || last.result !== 'throttle') return false;
   const s = ctx.services;

@@ -93,7 +93,13 @@ const NO_AFFINITY: AffinityOutcome = Object.freeze({ sessionBound: false, boundA
  * cooldown ending within the blip wait: the attempt loop waits for it), and at the soft limit unless on-serve
  * finds another account below it.
  */
-export function affinityOutcome(policy: RoutingPolicy, sessionId: string | null, binding: SessionBinding | undefined, ranked: readonly PlanAccount[], nowMs: number): AffinityOutcome {
+export function affinityOutcome(
+  policy: RoutingPolicy,
+  sessionId: string | null,
+  binding: SessionBinding | undefined,
+  ranked: readonly PlanAccount[],
+  nowMs: number,
+): AffinityOutcome {
   const bound = binding?.account ?? null;
   let skippedReason: AffinitySkipReason | null = null;
   if (!policy.sessionAffinity) skippedReason = 'disabled';
