@@ -69,6 +69,7 @@ export async function attempt(ctx: RequestContext): Promise<void> {
         if (!forMessages && attempted.size >= MAX_ACCOUNTS_OUTSIDE_MESSAGES) break;
         attempted.add(account.id);
         let step: AttemptStep;
+        // The same-account retry rule is asked only after a failed attempt: a served request pays no promise for it.
         do {
           const lease = forMessages && !account.fallback ? s.state.leases.acquire(account.id) : undefined;
           try {
@@ -76,7 +77,7 @@ export async function attempt(ctx: RequestContext): Promise<void> {
           } finally {
             lease?.release();
           }
-        } while (forMessages && (await retrySameAccount(ctx, account, step, attempts, retries)));
+        } while (forMessages && step.next === 'rotate' && (await retrySameAccount(ctx, account, step, attempts, retries)));
         if (step.next === 'served') {
           outcome = { outcome: step.outcome, cappedOut: false, status: step.status, servedBy: account, attempts, usage: step.usage, streamed: step.streamed, held: undefined };
           break rounds;
