@@ -15,7 +15,7 @@ import { ClientLink } from '../upstream/call';
 import type { AttemptOutcome, RequestContext } from './context';
 import { atInflightCap, usableNow } from './eligibility';
 import { retrySameAccount } from './sameAccountRetry';
-import { transientWait, waitForBoundAccount } from './transientWait';
+import { replan, transientWait, waitForBoundAccount, type AfterWait } from './transientWait';
 import { tryAccount, type AttemptStep } from './tryAccount';
 
 /** Server errors retried on other accounts before the last one is returned. */
@@ -61,7 +61,14 @@ export async function attempt(ctx: RequestContext): Promise<void> {
           outcome = unserved('client_abort', 499, attempts);
           break rounds;
         }
-        if (!usableNow(ctx, account.id) && !(await waitForBoundAccount(ctx, account))) continue;
+        if (!usableNow(ctx, account.id)) {
+          const next = await waitForBoundAccount(ctx, account);
+          if (next === 'replan') {
+            replan(ctx);
+            continue rounds;
+          }
+          if (next === 'go_on') continue;
+        }
         if (atInflightCap(ctx, account)) {
           cappedOut = true;
           continue;
@@ -69,6 +76,7 @@ export async function attempt(ctx: RequestContext): Promise<void> {
         if (!forMessages && attempted.size >= MAX_ACCOUNTS_OUTSIDE_MESSAGES) break;
         attempted.add(account.id);
         let step: AttemptStep;
+        let after: AfterWait = 'go_on';
         // The same-account retry rule is asked only after a failed attempt: a served request pays no promise for it.
         do {
           const lease = forMessages && !account.fallback ? s.state.leases.acquire(account.id) : undefined;
@@ -77,7 +85,7 @@ export async function attempt(ctx: RequestContext): Promise<void> {
           } finally {
             lease?.release();
           }
-        } while (forMessages && step.next === 'rotate' && (await retrySameAccount(ctx, account, step, attempts, retries)));
+        } while (forMessages && step.next === 'rotate' && (after = await retrySameAccount(ctx, account, step, attempts, retries)) === 'try');
         if (step.next === 'served') {
           outcome = { outcome: step.outcome, cappedOut: false, status: step.status, servedBy: account, attempts, usage: step.usage, streamed: step.streamed, held: undefined };
           break rounds;
@@ -91,6 +99,10 @@ export async function attempt(ctx: RequestContext): Promise<void> {
           break rounds;
         }
         held = step.held ?? held;
+        if (after === 'replan') {
+          replan(ctx);
+          continue rounds;
+        }
         const last = attempts[attempts.length - 1];
         if (last?.result === 'request_scoped') {
           if (requestScopedRotated) break;

@@ -11,8 +11,7 @@ import type { AttemptRecord } from '../../routing/decision';
 import type { PlanAccount } from '../../routing/plan';
 import { parseRetryAfterMs } from '../../quota/time';
 import type { RequestContext } from './context';
-import { atInflightCap, usableNow } from './eligibility';
-import { holdForAccount } from './transientWait';
+import { afterWait, holdForAccount, type AfterWait } from './transientWait';
 import type { AttemptStep } from './tryAccount';
 
 /** Same-account retries one request makes at most (the design seed's figure). */
@@ -23,7 +22,8 @@ export const MAX_SAME_ACCOUNT_RETRIES = 2;
  * retry left, waits until the account's cooldown ends and its paced release lets the request go.
  * @param attempts this request's attempt records (the last is `step`'s)
  * @param retries this request's same-account retries so far, incremented when one is taken
- * @returns whether to try `account` again now (it recovered, has room, and the client is there)
+ * @returns `try` it again now (it recovered and has room); `replan` (it waited, but the account did not
+ *   recover: the pool changed); `go_on` with the next account (no retry applies, or the waiting room was full)
  */
 export async function retrySameAccount(
   ctx: RequestContext,
@@ -31,22 +31,21 @@ export async function retrySameAccount(
   step: AttemptStep,
   attempts: readonly AttemptRecord[],
   retries: { count: number },
-): Promise<boolean> {
+): Promise<AfterWait> {
   const last = attempts[attempts.length - 1];
-  if (step.next !== 'rotate' || retries.count >= MAX_SAME_ACCOUNT_RETRIES || last?.account !== account.id || last.result !== 'throttle') return false;
+  if (step.next !== 'rotate' || retries.count >= MAX_SAME_ACCOUNT_RETRIES || last?.account !== account.id || last.result !== 'throttle') return 'go_on';
   const s = ctx.services;
   const now = s.now();
   const blipWaitMs = ctx.generation.config.policy.sessionAffinityBlipWaitMs;
   const retryAfterMs = parseRetryAfterMs(step.held?.headers['retry-after'], now);
   // Only the upstream's own short word: a throttle without `retry-after` (a concurrency limit) is not retried here.
-  if (retryAfterMs === undefined || retryAfterMs > blipWaitMs) return false;
+  if (retryAfterMs === undefined || retryAfterMs > blipWaitMs) return 'go_on';
   const cooldown = s.state.cooldowns.get(account.id);
   // The throttle may have met a longer cooldown (a window's): then it is no blip.
-  if (cooldown && (cooldown.reason !== 'throttle' || cooldown.untilMs - now > blipWaitMs)) return false;
+  if (cooldown && (cooldown.reason !== 'throttle' || cooldown.untilMs - now > blipWaitMs)) return 'go_on';
   const until = cooldown?.untilMs ?? now;
   const bound = ctx.plan.affinity.boundAccount === account.id;
-  if (!bound && !s.retryBudget.take(account.id, until, now)) return false;
+  if (!bound && !s.retryBudget.take(account.id, until, now)) return 'go_on';
   retries.count++;
-  const end = await holdForAccount(ctx, account.id, bound ? 'blip' : 'same_account_retry', until);
-  return end !== undefined && end !== 'client_gone' && usableNow(ctx, account.id) && !atInflightCap(ctx, account);
+  return afterWait(ctx, account, await holdForAccount(ctx, account.id, bound ? 'blip' : 'same_account_retry', until));
 }

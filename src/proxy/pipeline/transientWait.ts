@@ -19,7 +19,7 @@ import type { HeldAnswer } from '../relay/clientAnswer';
 import type { RouterState } from '../state/routerState';
 import { waitingLimits, type WaitEnd } from '../state/waitingRoom';
 import type { RequestContext } from './context';
-import { accountMetrics, plannedRecoveryInputs, usableNow } from './eligibility';
+import { accountMetrics, atInflightCap, plannedRecoveryInputs, usableNow } from './eligibility';
 import { planFor } from './plan';
 
 /** The longest one request waits, all its waits together: 120 s (the design seed's bound; Claude Code's own request timeout is 600 s). */
@@ -78,22 +78,35 @@ export async function holdForAccount(ctx: RequestContext, label: string, why: Wa
   return end;
 }
 
+/** What the attempt loop does after a wait: try the account it waited for, plan again (the account did not recover, or the wait showed the pool changed), or go on (no wait happened). */
+export type AfterWait = 'try' | 'replan' | 'go_on';
+
+/** The attempt loop's next move after a hold that ended with `end` (undefined: it did not wait). */
+export function afterWait(ctx: RequestContext, account: PlanAccount, end: WaitEnd | undefined): AfterWait {
+  if (end === undefined || end === 'client_gone') return 'go_on';
+  return usableNow(ctx, account.id) && !atInflightCap(ctx, account) ? 'try' : 'replan';
+}
+
 /**
  * The blip row of the binding table: when `account` is the session's bound account placed first
  * while a transient cooldown ending within `session-affinity-blip-wait-ms` keeps it out, waits
  * for it.
- * @returns whether to try it now (it recovered and the client is still there)
  */
-export async function waitForBoundAccount(ctx: RequestContext, account: PlanAccount): Promise<boolean> {
+export async function waitForBoundAccount(ctx: RequestContext, account: PlanAccount): Promise<AfterWait> {
   const affinity = ctx.plan.affinity;
-  if (!affinity.applied || affinity.boundAccount !== account.id) return false;
+  if (!affinity.applied || affinity.boundAccount !== account.id) return 'go_on';
   const s = ctx.services;
   const now = s.now();
   const cooldown = s.state.cooldowns.get(account.id);
   const situation = boundSituation(accountMetrics(s.state, account.id, ctx.params, now), cooldown?.reason, now, ctx.generation.config.policy.sessionAffinityBlipWaitMs);
-  if (situation !== 'blip' || !cooldown) return false;
-  const end = await holdForAccount(ctx, account.id, 'blip', cooldown.untilMs);
-  return end !== undefined && end !== 'client_gone' && usableNow(ctx, account.id);
+  if (situation !== 'blip' || !cooldown) return 'go_on';
+  return afterWait(ctx, account, await holdForAccount(ctx, account.id, 'blip', cooldown.untilMs));
+}
+
+/** Plans the request again (after a wait: the pool has changed), keeping everything else of it. */
+export function replan(ctx: RequestContext): void {
+  const s = ctx.services;
+  ctx.plan = planFor(s.state, ctx.generation.config, ctx.params, ctx.info.sticky.keyHash, s.now(), ctx.route === 'messages', ctx.requestId);
 }
 
 /**
@@ -115,8 +128,6 @@ export async function transientWait(ctx: RequestContext, held: HeldAnswer | unde
   if (!first) return false;
   const end = await holdForAccount(ctx, first.label, 'transient', first.atMs);
   if (end === undefined) return false;
-  if (end !== 'client_gone') {
-    ctx.plan = planFor(s.state, ctx.generation.config, ctx.params, ctx.info.sticky.keyHash, s.now(), ctx.route === 'messages', ctx.requestId);
-  }
+  if (end !== 'client_gone') replan(ctx);
   return true;
 }
