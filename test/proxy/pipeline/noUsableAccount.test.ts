@@ -101,11 +101,4 @@ describe('no usable account: the earliest time every blocker of one account clea
     assert.equal(claimOf(noUsableAccountAnswer([unified(2 * HOUR)], NOW)), 'five_hour', 'an account-wide rejection resetting within 5 h');
     assert.equal(claimOf(noUsableAccountAnswer([unified(2 * DAY)], NOW)), 'seven_day');
   });
-
-  it('claims no window for a throttle: a throttle-shaped 429 with the seconds to the first recovery', () => {
-    const answer = noUsableAccountAnswer([account('a', null, { coolIn: 1_500 })], NOW);
-    assert.equal(answer.status, 429);
-    assert.deepEqual(answer.windowHeaders, {});
-    assert.equal(answer.retryAfterS, 2);
-  });
 });
