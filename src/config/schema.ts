@@ -46,6 +46,14 @@ export const routingSchema = z.strictObject({
   sessionAffinity: z.boolean().optional(),
   sessionFingerprint: z.boolean().optional(),
   sessionAffinityIdleTtlMs: z.number().int().min(60_000).max(86_400_000).optional(),
+  sessionAffinityRebind: z.enum(['on-serve', 'on-quota']).optional(),
+  sessionAffinityBlipWaitMs: z.number().int().min(0, 'must be from 0 to 30000 ms (0 never waits)').max(30_000, 'must be from 0 to 30000 ms (0 never waits)').optional(),
+  transientWaitMaxMs: z
+    .number()
+    .int()
+    .min(0, 'must be from 0 (off) to 120000 ms')
+    .max(120_000, 'must be from 0 (off) to 120000 ms: the whole wait of a request is bounded by 120 s')
+    .optional(),
   spillInflight: z.number().int().min(0).max(100).optional(),
   maxInflightPerAccount: z.number().int().min(0).max(10_000).optional(),
   sessionSoftLimit: z.number().gt(0).max(1).optional(),

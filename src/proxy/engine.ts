@@ -22,11 +22,14 @@ import { readRequestBody } from './pipeline/readRequestBody';
 import { record } from './pipeline/record';
 import { relay } from './pipeline/relay';
 import { route } from './pipeline/route';
+import { coolingReadyInMs } from './pipeline/transientWait';
 import { runSteps, type Step } from './pipeline/steps';
 import { REQUEST_ID_HEADER, sendAnthropicError } from './relay/clientAnswer';
 import { ConfigGeneration, type ConfigStatus, type RuntimeConfig } from './runtimeConfig';
 import type { DecisionSink } from './state/decisionLog';
 import type { RouterState } from './state/routerState';
+import { PacedRelease } from './state/pacedRelease';
+import { RetryBudget } from './state/retryBudget';
 import { WaitingRoom } from './state/waitingRoom';
 import type { StatusReport } from './status/status';
 import { createUpstreamAgent } from './upstream/agent';
@@ -70,6 +73,7 @@ export class RouterEngine {
     this.state = opts.state;
     this.ownsDispatcher = !opts.dispatcher;
     this.configStatus = { generation: 1, loadedAtMs: now(), lastReloadError: null, lastReloadErrorAtMs: null, sources: opts.sources ?? {} };
+    const waitingRoom = new WaitingRoom();
     this.services = {
       state: opts.state,
       tokens: opts.tokens,
@@ -84,7 +88,9 @@ export class RouterEngine {
       loggedPolicyErrors: new Set(),
       changeStreams: new Set(),
       bodyBudget: new BodyBudget(),
-      waitingRoom: new WaitingRoom(),
+      waitingRoom,
+      coolingRelease: new PacedRelease(waitingRoom, coolingReadyInMs(opts.state, now)),
+      retryBudget: new RetryBudget(),
     };
     this.state.affinity.setIdleTtl(opts.config.policy.sessionAffinityIdleTtlMs);
   }
@@ -199,6 +205,7 @@ export class RouterEngine {
    */
   async close(graceMs = 5_000): Promise<void> {
     endChangeStreams(this.services);
+    this.services.coolingRelease.close();
     this.services.waitingRoom.close();
     if (this.running > 0) {
       await new Promise<void>((resolve) => {

@@ -44,7 +44,7 @@ export const WINDOW_EXHAUSTED_FALLBACK_MS = 10 * 60_000;
 /** A `window_exhausted` cooldown never lasts longer than this from now: 8 days, in ms (a 7d window plus slack). */
 export const WINDOW_EXHAUSTED_CEILING_MS = 8 * 24 * 60 * 60_000;
 
-/** A `throttle` cooldown lasts at least this long: 2 s, in ms. */
+/** A `throttle` whose `retry-after` is missing or unreadable cools for this long: 2 s, in ms (a given `retry-after` is followed, however short). */
 export const THROTTLE_FLOOR_MS = 2_000;
 
 /** A `throttle` cooldown lasts at most this long: 15 min, in ms (a burst limit, not a window). */
@@ -66,7 +66,7 @@ export const OVERLOADED_CEILING_MS = 60_000;
 /** A `forbidden` (403) cooldown lasts this long: 10 min, in ms. */
 export const FORBIDDEN_COOLDOWN_MS = 10 * 60_000;
 
-/** A `server_error` (5xx) cooldown lasts at least this long: 2 s, in ms. */
+/** A `server_error` (5xx) without a usable `retry-after` cools for this long: 2 s, in ms (a given `retry-after` is followed). */
 export const SERVER_ERROR_COOLDOWN_MS = 2_000;
 
 /** A `server_error` cooldown taken from a `retry-after` lasts at most this long: 60 s, in ms. */

@@ -28,10 +28,11 @@ function clamp(ms: number | undefined, fallback: number, floor: number, ceiling:
  *
  * - `window_exhausted` → until `untilMs`, at most now + 8 days; an `untilMs` that is not in the
  *   future (or not finite) becomes now + 10 min; `windows` copied;
- * - `throttle` → `retryAfterMs` clamped to [2 s, 15 min];
+ * - `throttle` → `retryAfterMs` clamped to [0, 15 min] (the upstream's word, however short); 2 s
+ *   when it is not a finite number;
  * - `overloaded` → `retryAfterMs` (default 5 s) clamped to [0, 60 s];
  * - `forbidden` → 10 min;
- * - `server_error` → 2 s, or its `retryAfterMs` clamped to [2 s, 60 s];
+ * - `server_error` → its `retryAfterMs` clamped to [0, 60 s], 2 s without one;
  * - `request_scoped`, `entitlement`, `model_scoped_exhausted`, `unauthorized`, `client_error`,
  *   `success` → undefined (no account-wide cooldown; 401 is handled by a token refresh).
  */
@@ -52,13 +53,13 @@ export function planCooldown(cls: ResponseClass, nowMs: number): Cooldown | unde
       };
     }
     case 'throttle':
-      return make('throttle', clamp(cls.retryAfterMs, THROTTLE_FLOOR_MS, THROTTLE_FLOOR_MS, THROTTLE_CEILING_MS));
+      return make('throttle', clamp(cls.retryAfterMs, THROTTLE_FLOOR_MS, 0, THROTTLE_CEILING_MS));
     case 'overloaded':
       return make('overloaded', clamp(cls.retryAfterMs, OVERLOADED_DEFAULT_MS, 0, OVERLOADED_CEILING_MS));
     case 'forbidden':
       return make('forbidden', FORBIDDEN_COOLDOWN_MS);
     case 'server_error':
-      return make('server_error', clamp(cls.retryAfterMs, SERVER_ERROR_COOLDOWN_MS, SERVER_ERROR_COOLDOWN_MS, SERVER_ERROR_CEILING_MS));
+      return make('server_error', clamp(cls.retryAfterMs, SERVER_ERROR_COOLDOWN_MS, 0, SERVER_ERROR_CEILING_MS));
     case 'request_scoped':
     case 'entitlement':
     case 'model_scoped_exhausted':
@@ -105,6 +106,14 @@ export function cooldownClearedBy(cooldown: Cooldown, snapshot: QuotaSnapshot): 
   if (unified !== undefined && !isAllowedStatus(unified)) return false;
   if (isRejectionStatus(snapshot.session?.status) || isRejectionStatus(snapshot.weekly?.status)) return false;
   return [snapshot.unifiedStatus, snapshot.session?.status, snapshot.weekly?.status].some((s) => isAllowedStatus(s));
+}
+
+/** Cooldowns that only pause an account for seconds (a throttle, Anthropic's overload, server errors): never a usage window, sign-in or a revoked token. */
+const TRANSIENT: ReadonlySet<CooldownReason> = new Set<CooldownReason>(['throttle', 'overloaded', 'server_error']);
+
+/** True for a transient cooldown reason (`throttle`, `overloaded`, `server_error`): the kinds a request may wait out (docs/routing.md#waiting). */
+export function isTransientCooldown(reason: string | undefined): boolean {
+  return reason !== undefined && TRANSIENT.has(reason as CooldownReason);
 }
 
 /** True while `cooldown` is active at `nowMs` (epoch ms): `nowMs < untilMs`. Undefined → false. */

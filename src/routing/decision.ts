@@ -45,6 +45,22 @@ export interface AttemptRecord {
   ms: number;
 }
 
+/** One wait of a request, in the waiting room (docs/routing.md#waiting). */
+export interface WaitRecord {
+  /**
+   * Why it waited: `blip` — its session's bound account paused for a transient cooldown ending within
+   * `session-affinity-blip-wait-ms`; `same_account_retry` — the account it tried answered a short throttle;
+   * `transient` — no account could serve and the first to recover only paused (a throttle, an overload, server errors).
+   */
+  why: string;
+  /** The account whose recovery it waited for. */
+  account: string;
+  /** How long it waited, ms. */
+  ms: number;
+  /** How the wait ended: `woken` (released), `deadline`, `client_gone`, or `refused` (the waiting room was full: it did not wait). */
+  end: string;
+}
+
 /** Token usage reported by the serving account. */
 export interface UsageRecord {
   inputTokens: number;
@@ -95,6 +111,8 @@ export interface DecisionRecord {
   servedBy: string | null;
   servedByFallback: boolean;
   attempts: AttemptRecord[];
+  /** The request's waits, in order; absent when it never waited. */
+  waits?: WaitRecord[];
   outcome: DecisionOutcome;
   status: number;
   usage: UsageRecord | null;
@@ -142,7 +160,7 @@ export function metricsFromRecord(r: RecordedMetrics): AccountMetrics {
 export type RequestFacts = Pick<DecisionRecord, 'ts' | 'requestId' | 'stickyKeySource' | 'stickyKind' | 'stickyKeyHash' | 'path' | 'model' | 'stream'>;
 
 /** How a request ended (the record's tail). */
-export type OutcomeFacts = Pick<DecisionRecord, 'servedBy' | 'servedByFallback' | 'attempts' | 'outcome' | 'status' | 'usage' | 'durationMs'>;
+export type OutcomeFacts = Pick<DecisionRecord, 'servedBy' | 'servedByFallback' | 'attempts' | 'waits' | 'outcome' | 'status' | 'usage' | 'durationMs'>;
 
 /**
  * The decision record of one request: its facts, the plan it ran under and its outcome.
@@ -182,6 +200,7 @@ export function buildDecisionRecord(req: RequestFacts, plan: RoutePlan, policy: 
     servedBy: out.servedBy,
     servedByFallback: out.servedByFallback,
     attempts: out.attempts,
+    waits: out.waits,
     outcome: out.outcome,
     status: out.status,
     usage: out.usage,

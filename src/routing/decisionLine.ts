@@ -32,6 +32,8 @@ export class DecisionLineEncoder {
       `${r.strategyInputs === undefined ? '' : `,"strategyInputs":${JSON.stringify(r.strategyInputs)}`},"rankingOrder":${strings(r.rankingOrder)},"candidates":${this.candidates(r.candidates)}` +
       `,"affinity":${affinity(r.affinity)},"spill":${spill(r.spill)},"policyError":${strOrNull(r.policyError)},"usableAccounts":${num(r.usableAccounts)}` +
       `,"servedBy":${strOrNull(r.servedBy)},"servedByFallback":${r.servedByFallback},"attempts":${attempts(r.attempts)}` +
+      // Only a request that waited carries it: rare enough for the generic serialiser.
+      `${r.waits === undefined ? '' : `,"waits":${JSON.stringify(r.waits)}`}` +
       `,"outcome":${str(r.outcome)},"status":${num(r.status)},"usage":${usage(r.usage)},"durationMs":${num(r.durationMs)}}`
     );
   }

@@ -70,7 +70,16 @@ function planWithPolicy(input: PlanInput): RoutePlan {
   const oi = orderInput(input);
   const ordered = strategy.order(oi);
   const rankingOrder = ordered.rankingOrder ?? ordered.order.map((a) => a.id);
-  const m = modify(ordered.order, ordered.reason, strategy.modifiers, strategy.bindsSessions && !strategy.modifiers.has('affinity'), input.policy, input.sessionId, input.binding);
+  const m = modify(
+    ordered.order,
+    ordered.reason,
+    strategy.modifiers,
+    strategy.bindsSessions && !strategy.modifiers.has('affinity'),
+    input.policy,
+    input.sessionId,
+    input.binding,
+    input.nowMs ?? 0,
+  );
   const fallbacks = strategy.noFailover ? [] : configuredOrder(input.accounts.filter((a) => a.fallback));
   const full = fallbacks.length ? [...m.order, ...fallbacks] : m.order;
   let reason = m.reason;

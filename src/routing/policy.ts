@@ -5,6 +5,9 @@
  */
 import type { AccountRanking } from './ranking';
 
+/** When a bound session's binding moves to the account that served it (docs/routing.md#bindings-and-blips). */
+export type RebindMode = 'on-serve' | 'on-quota';
+
 /** How requests are spread over accounts: a name from the strategy catalogue (src/routing/planner/strategies/registry.ts). */
 export type RoutingStrategy = string;
 
@@ -21,6 +24,21 @@ export interface RoutingPolicy {
   sessionFingerprint: boolean;
   /** Idle time after which a binding is dropped, ms (60 000–86 400 000). */
   sessionAffinityIdleTtlMs: number;
+  /**
+   * When a bound session is served by another account, whether its binding follows (docs/routing.md#bindings-and-blips):
+   * `on-serve` — after any failure of its account but a blip; `on-quota` — only after quota, sign-in, removal or disabling.
+   */
+  sessionAffinityRebind: RebindMode;
+  /**
+   * A bound account's transient cooldown ending within this many ms is waited for (the session stays on it); also the
+   * longest `retry-after` a same-account retry waits for. ms, 0 = never wait.
+   */
+  sessionAffinityBlipWaitMs: number;
+  /**
+   * Hold a request while no account can serve it, when the soonest recovery is a transient cooldown ending within this
+   * many ms (docs/routing.md#transient-wait). ms, 0 = off, at most 120 000.
+   */
+  transientWaitMaxMs: number;
   /** Spill threshold in in-flight requests; 0 = off. */
   spillInflight: number;
   /** Per-account cap on in-flight requests; 0 = no cap. */
@@ -76,6 +94,9 @@ export const DEFAULT_POLICY: Readonly<RoutingPolicy> = Object.freeze({
   sessionAffinity: false,
   sessionFingerprint: true,
   sessionAffinityIdleTtlMs: 3_600_000,
+  sessionAffinityRebind: 'on-serve',
+  sessionAffinityBlipWaitMs: 2_000,
+  transientWaitMaxMs: 90_000,
   spillInflight: 0,
   maxInflightPerAccount: 0,
   sessionSoftLimit: 0.97,

@@ -4,6 +4,7 @@
  * the earliest such recovery across a pool. Pure: no I/O, the time is always an argument.
  */
 import type { Cooldown, CooldownReason, QuotaSnapshot, QuotaWindow } from '../quota/types';
+import { isTransientCooldown } from '../quota/cooldown';
 import { isRejectionStatus } from '../quota/status';
 import type { AccountMetrics } from './metrics';
 
@@ -92,4 +93,17 @@ export function recoveryOf(a: RecoveryInput, now: number): Recovery {
 /** Every account's recovery, earliest first (stable: ties keep the pool's order; unknown ones last). */
 export function recoveriesByTime(accounts: readonly RecoveryInput[], now: number): Recovery[] {
   return accounts.map((a) => recoveryOf(a, now)).sort((x, y) => (x.atMs < y.atMs ? -1 : x.atMs > y.atMs ? 1 : 0));
+}
+
+/**
+ * What a request may wait for while no account can serve it: the pool's soonest recovery, when
+ * the last thing that account waits for is a transient cooldown (a throttle, an overload, server
+ * errors) ending within `maxWaitMs` (ms) of `now` (epoch ms). Undefined when the soonest recovery
+ * is a usage window (5h, 7d, account-wide, model-scoped), sign-in, a revoked token or unknown —
+ * never waited on — or further away (docs/routing.md#transient-wait).
+ */
+export function waitableRecovery(accounts: readonly RecoveryInput[], now: number, maxWaitMs: number): Recovery | undefined {
+  const first = recoveriesByTime(accounts, now)[0];
+  if (!first || !isTransientCooldown(first.cooldownReason) || !(first.atMs - now <= maxWaitMs)) return undefined;
+  return first;
 }

@@ -6,6 +6,11 @@
  *   or a conversation fingerprint) that an account served;
  * - mid-session switch: a session request served by a different non-fallback
  *   account than the session's previous non-fallback served request;
+ * - forced switch: one whose previous account could not keep the session for its quota or
+ *   sign-in — the switching request's plan saw it exhausted (5h, 7d, account-wide or the
+ *   model's window), at the session soft limit, signed out, revoked, disabled or removed, or
+ *   its attempt there answered so; every other switch (a throttle, an overload, a network
+ *   error, a better score) is unforced;
  * - A→B→A ping-pong: a switch back to the account the session left, within
  *   5 minutes of leaving it;
  * - extra cache-creation tokens: cache-creation input tokens reported on the
@@ -24,6 +29,8 @@ export interface PolicyReport {
   sessionRequests: number;
   sessions: number;
   midSessionSwitches: number;
+  /** Mid-session switches not forced by quota or sign-in (see the definitions above). */
+  unforcedSwitches: number;
   switchesPer1000SessionRequests: number;
   pingPongPairs: number;
   /** Cache-creation tokens on switching requests. */
@@ -39,6 +46,31 @@ export interface PolicyReport {
   byOutcome: Record<string, number>;
 }
 
+/** Filter verdicts of an account that cannot keep a session for its quota or sign-in (src/routing/planner/verdict.ts). */
+const QUOTA_VERDICTS: ReadonlySet<string> = new Set(['window_exhausted', 'scoped_exhausted', 'soft_limit', 'needs_sign_in', 'disabled']);
+/** Cooldown reasons that say the same. */
+const QUOTA_COOLDOWNS: ReadonlySet<string> = new Set(['window_exhausted', 'forbidden', 'needs_sign_in']);
+/** Attempt results that say the same (src/quota/classify.ts kinds; `refresh_*` from a failed token refresh, except a network failure). */
+const QUOTA_RESULTS: ReadonlySet<string> = new Set([
+  'window_exhausted',
+  'model_scoped_exhausted',
+  'entitlement',
+  'unauthorized',
+  'forbidden',
+  'refresh_invalid_grant',
+  'refresh_no_refresh_token',
+  'refresh_rejected',
+]);
+
+/** Whether the switch in `r` away from `left` was forced by quota or sign-in. */
+function forcedSwitch(r: DecisionRecord, left: string): boolean {
+  const c = r.candidates.find((x) => x.account === left);
+  if (!c) return true; // removed or disabled since
+  const f = c.filter;
+  if (f && (QUOTA_VERDICTS.has(f.code) || (f.code === 'cooling' && QUOTA_COOLDOWNS.has(f.reason)))) return true;
+  return r.attempts.some((a) => a.account === left && QUOTA_RESULTS.has(a.result));
+}
+
 function inc(map: Record<string, number>, key: string): void {
   map[key] = (map[key] ?? 0) + 1;
 }
@@ -51,6 +83,7 @@ export function computeReport(input: readonly DecisionRecord[]): PolicyReport {
   const last = new Map<string, { account: string; atMs: number; from?: { account: string; leftAtMs: number } }>();
   let sessionRequests = 0;
   let switches = 0;
+  let unforced = 0;
   let pingPong = 0;
   let switchCache = 0;
   let cacheCreation = 0;
@@ -78,6 +111,7 @@ export function computeReport(input: readonly DecisionRecord[]): PolicyReport {
     const prev = last.get(key);
     if (prev && prev.account !== r.servedBy) {
       switches++;
+      if (!forcedSwitch(r, prev.account)) unforced++;
       switchCache += r.usage?.cacheCreationInputTokens ?? 0;
       if (prev.from && prev.from.account === r.servedBy && at - prev.from.leftAtMs <= PING_PONG_WINDOW_MS) pingPong++;
       last.set(key, { account: r.servedBy, atMs: at, from: { account: prev.account, leftAtMs: at } });
@@ -100,6 +134,7 @@ export function computeReport(input: readonly DecisionRecord[]): PolicyReport {
     sessionRequests,
     sessions: sessions.size,
     midSessionSwitches: switches,
+    unforcedSwitches: unforced,
     switchesPer1000SessionRequests: sessionRequests ? (switches * 1000) / sessionRequests : 0,
     pingPongPairs: pingPong,
     switchCacheCreationTokens: switchCache,
@@ -119,6 +154,7 @@ export function formatReport(r: PolicyReport): string {
     `decisions: ${r.decisions}`,
     `session requests: ${r.sessionRequests} (${r.sessions} sessions)`,
     `mid-session switches: ${r.midSessionSwitches} (${r.switchesPer1000SessionRequests.toFixed(2)} per 1,000 session requests)`,
+    `mid-session switches not forced by quota or sign-in: ${r.unforcedSwitches}`,
     `A→B→A ping-pong pairs within 5 minutes: ${r.pingPongPairs}`,
     `cache-creation tokens on switches: ${r.switchCacheCreationTokens} (of ${r.cacheCreationTokens} cache-creation, ${r.cacheReadTokens} cache-read)`,
     `wall-clock time with ≤ 1 usable account: ${pct(r.shareTimeAtMostOneUsable)}`,

@@ -6,6 +6,7 @@ import { FaultQueue } from './faults';
 import { simUuid } from './ids';
 import { PromptCache } from './promptCache';
 import type { AccountWindows } from './ratelimitHeaders';
+import { ThrottleWindow } from './throttleWindow';
 import type { SimAccountSpec, SimUsage } from './types';
 import { FIVE_HOUR_MS, SEVEN_DAY_MS, UsageWindow, canonicalWindowName, modelFamily } from './windows';
 
@@ -46,6 +47,7 @@ export class SimAccount {
   readonly scoped: UsageWindow[] = [];
   readonly cache: PromptCache;
   readonly faults = new FaultQueue();
+  readonly throttleWindow = new ThrottleWindow();
   served = 0;
   cacheReadTokens = 0;
   cacheCreationTokens = 0;

@@ -108,6 +108,7 @@ class FakeUpstreamServer implements FakeUpstream, SimHost {
     const a = this.acct(label);
     const f = validateFault(fault);
     if (!isPersistentFault(f)) return a.faults.push(f, count);
+    if (f.kind === 'throttle_window') return a.throttleWindow.start(this.now(), f.durationMs, f.retryAfterS);
     if (f.kind === 'expire_token') {
       if (a.apiKey) throw new Error('expire_token does not apply to an apiKey account');
       return this.tokens.expire(label);
@@ -122,6 +123,7 @@ class FakeUpstreamServer implements FakeUpstream, SimHost {
     const list = label === undefined ? [...this.accounts.values()] : [this.acct(label)];
     for (const a of list) {
       a.faults.clear();
+      a.throttleWindow.clear();
       a.liftExhaustion();
       if (!a.apiKey) this.tokens.unexpire(a.label);
     }

@@ -7,6 +7,7 @@ import type { SimFault } from './types';
 export const FAULT_KINDS = [
   'exhaust',
   'throttle',
+  'throttle_window',
   'headerless_429',
   'entitlement_429',
   'overloaded_529',
@@ -23,8 +24,8 @@ export const FAULT_KINDS = [
 ] as const;
 
 /** Faults that set a lasting state at injection instead of being queued. */
-export function isPersistentFault(f: SimFault): f is Extract<SimFault, { kind: 'exhaust' | 'expire_token' }> {
-  return f.kind === 'exhaust' || f.kind === 'expire_token';
+export function isPersistentFault(f: SimFault): f is Extract<SimFault, { kind: 'exhaust' | 'throttle_window' | 'expire_token' }> {
+  return f.kind === 'exhaust' || f.kind === 'throttle_window' || f.kind === 'expire_token';
 }
 
 function nonNegNumber(v: unknown, what: string): number {
@@ -42,6 +43,12 @@ export function validateFault(x: unknown): SimFault {
       return { kind: 'exhaust', window: f.window, resetInMs: nonNegNumber(f.resetInMs, 'exhaust.resetInMs'), perWindowOnly: f.perWindowOnly === true };
     case 'throttle':
       return { kind: 'throttle', retryAfterS: nonNegNumber(f.retryAfterS, 'throttle.retryAfterS') };
+    case 'throttle_window':
+      return {
+        kind: 'throttle_window',
+        durationMs: nonNegNumber(f.durationMs, 'throttle_window.durationMs'),
+        retryAfterS: f.retryAfterS === undefined ? undefined : nonNegNumber(f.retryAfterS, 'throttle_window.retryAfterS'),
+      };
     case 'slow_first_byte':
       return { kind: 'slow_first_byte', delayMs: nonNegNumber(f.delayMs, 'slow_first_byte.delayMs') };
     case 'server_error':

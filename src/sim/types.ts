@@ -44,8 +44,8 @@ export interface SimAccountSpec {
 
 /**
  * A fault injected on one account. One-shot faults are queued and consumed FIFO, one per
- * `/v1/messages` request of that account; `exhaust` and `expire_token` are persistent states
- * applied at injection time.
+ * `/v1/messages` request of that account; `exhaust`, `throttle_window` and `expire_token` are
+ * persistent states applied at injection time.
  */
 export type SimFault =
   /**
@@ -56,6 +56,11 @@ export type SimFault =
   | { kind: 'exhaust'; window: string; resetInMs: number; perWindowOnly?: boolean }
   /** One-shot 429 rate_limit_error with `retry-after: retryAfterS` (SECONDS); unified statuses all `allowed`. */
   | { kind: 'throttle'; retryAfterS: number }
+  /**
+   * Persistent for `durationMs` (ms from injection, by the sim's clock): every Messages request of the account is
+   * answered like `throttle`, with `retry-after: retryAfterS` (SECONDS; default the window's remaining time, rounded up).
+   */
+  | { kind: 'throttle_window'; durationMs: number; retryAfterS?: number }
   /** One-shot 429 with body message `Error`, no `anthropic-ratelimit-*`, no `retry-after`. */
   | { kind: 'headerless_429' }
   /** One-shot 429 "Extra usage is required for long context requests." */
@@ -197,9 +202,9 @@ export interface FakeUpstream {
   tokenUrl: string;
   /** Every request received, in arrival order (control requests excluded; see `maxRecords`). */
   requests: SimRequestRecord[];
-  /** Queue a fault; `count` (default 1) is ignored for the persistent `exhaust` / `expire_token`. Throws on an unknown label or invalid fault. */
+  /** Queue a fault; `count` (default 1) is ignored for the persistent `exhaust` / `throttle_window` / `expire_token`. Throws on an unknown label or invalid fault. */
   injectFault(label: string, fault: SimFault, count?: number): void;
-  /** Drop queued faults and lift fault-made states (exhaust, expire_token) of one account, or of all. */
+  /** Drop queued faults and lift fault-made states (exhaust, throttle_window, expire_token) of one account, or of all. */
   clearFaults(label?: string): void;
   /** Snapshot of one account; throws on an unknown label. */
   account(label: string): SimAccountState;

@@ -83,6 +83,9 @@ describe('routing policies through the built CLI', function () {
         '  inflight-penalty-pct: 5',
         '  prefer-earlier-reset: true',
         '  max-waiting-requests: 12',
+        '  session-affinity-rebind: on-quota',
+        '  session-affinity-blip-wait-ms: 1500',
+        '  transient-wait-max-ms: 30000',
       ].join('\n'),
     );
     const st = await status();
@@ -113,6 +116,9 @@ describe('routing policies through the built CLI', function () {
         inflightPenaltyPct: 5,
         preferEarlierReset: true,
         maxWaitingRequests: 12,
+        sessionAffinityRebind: 'on-quota',
+        sessionAffinityBlipWaitMs: 1500,
+        transientWaitMaxMs: 30000,
       },
     );
     assert.equal(st.config.sources['spill-inflight'], file);

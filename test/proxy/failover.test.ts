@@ -225,12 +225,13 @@ describe('proxy failover', () => {
     assert.equal(messageRequests(h).length, before);
   });
 
-  it('rotates on 529 overloaded and returns the last 529 when every account is overloaded', async () => {
+  it('rotates on 529 overloaded and returns the last 529 when every account is overloaded (transient wait off)', async () => {
     h = await startHarness(specsWithFirst('a', 'b'));
     h.sim.injectFault('a', { kind: 'overloaded_529' });
     const ok = await callRouter(h, { session: 's1' });
     assert.equal(ok.headers['x-claude-router-account'], 'b');
-    h = (await h.close(), await startHarness(specsWithFirst('a', 'b')));
+    // With the transient wait on, the paused request below would be held until an account recovers (test/proxy/blips.test.ts).
+    h = (await h.close(), await startHarness(specsWithFirst('a', 'b'), { routing: { transientWaitMaxMs: 0 } }));
     h.sim.injectFault('a', { kind: 'overloaded_529' });
     h.sim.injectFault('b', { kind: 'overloaded_529' });
     const r = await callRouter(h, { session: 's1' });
@@ -253,8 +254,8 @@ describe('proxy failover', () => {
     assert.equal(record.status, 529, 'the decision record has the status the client got');
   });
 
-  it('answers 503, not a rate limit, while every account pauses after server errors', async () => {
-    h = await startHarness(specsWithFirst('a', 'b'));
+  it('answers 503, not a rate limit, while every account pauses after server errors (transient wait off)', async () => {
+    h = await startHarness(specsWithFirst('a', 'b'), { routing: { transientWaitMaxMs: 0 } });
     h.sim.injectFault('a', { kind: 'server_error', status: 500 });
     h.sim.injectFault('b', { kind: 'server_error', status: 500 });
     const first = await callRouter(h, { session: 's1' });

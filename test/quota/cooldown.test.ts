@@ -33,9 +33,10 @@ describe('quota/cooldown planCooldown', () => {
       assert.equal(planCooldown({ kind: 'window_exhausted', untilMs, windows: [] }, NOW)?.untilMs, NOW + WINDOW_EXHAUSTED_FALLBACK_MS);
     }
   });
-  it('throttle → retry-after with a 2 s floor and a 15 min ceiling', () => {
+  it('throttle → its retry-after however short (2 s only without one), at most 15 min', () => {
     assert.equal(planCooldown({ kind: 'throttle', retryAfterMs: 30_000 }, NOW)?.untilMs, NOW + 30_000);
-    assert.equal(planCooldown({ kind: 'throttle', retryAfterMs: 0 }, NOW)?.untilMs, NOW + THROTTLE_FLOOR_MS);
+    assert.equal(planCooldown({ kind: 'throttle', retryAfterMs: 1_000 }, NOW)?.untilMs, NOW + 1_000, 'retry-after: 1 cools for 1 s, not the floor');
+    assert.equal(planCooldown({ kind: 'throttle', retryAfterMs: 0 }, NOW)?.untilMs, NOW);
     assert.equal(planCooldown({ kind: 'throttle', retryAfterMs: 3600_000 }, NOW)?.untilMs, NOW + THROTTLE_CEILING_MS);
     assert.equal(planCooldown({ kind: 'throttle', retryAfterMs: NaN }, NOW)?.untilMs, NOW + THROTTLE_FLOOR_MS);
     assert.equal(planCooldown({ kind: 'throttle', retryAfterMs: 1 }, NOW)?.reason, 'throttle');
@@ -49,10 +50,10 @@ describe('quota/cooldown planCooldown', () => {
   it('forbidden → 10 min', () => {
     assert.deepEqual(planCooldown({ kind: 'forbidden' }, NOW), { untilMs: NOW + FORBIDDEN_COOLDOWN_MS, reason: 'forbidden', setAtMs: NOW });
   });
-  it('server_error → 2 s, or retry-after within [2 s, 60 s]', () => {
+  it('server_error → 2 s, or its retry-after however short, at most 60 s', () => {
     assert.equal(planCooldown({ kind: 'server_error' }, NOW)?.untilMs, NOW + SERVER_ERROR_COOLDOWN_MS);
     assert.equal(planCooldown({ kind: 'server_error', retryAfterMs: 10_000 }, NOW)?.untilMs, NOW + 10_000);
-    assert.equal(planCooldown({ kind: 'server_error', retryAfterMs: 1 }, NOW)?.untilMs, NOW + SERVER_ERROR_COOLDOWN_MS);
+    assert.equal(planCooldown({ kind: 'server_error', retryAfterMs: 1_000 }, NOW)?.untilMs, NOW + 1_000);
     assert.equal(planCooldown({ kind: 'server_error', retryAfterMs: DAY }, NOW)?.untilMs, NOW + SERVER_ERROR_CEILING_MS);
   });
   it('no cooldown for request_scoped, entitlement, model_scoped_exhausted, unauthorized, client_error, success', () => {

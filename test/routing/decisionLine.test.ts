@@ -71,6 +71,17 @@ describe('routing/decisionLine: the decision record written by hand', () => {
     assert.equal(new DecisionLineEncoder().encode(r), JSON.stringify(r));
   });
 
+  it('writes the waits of a request that waited exactly as JSON.stringify does', () => {
+    const r = realRecord();
+    r.waits = [
+      { why: 'blip', account: 'ticking', ms: 1_012, end: 'woken' },
+      { why: 'transient', account: 'cooling', ms: 0, end: 'refused' },
+    ];
+    const line = new DecisionLineEncoder().encode(r);
+    assert.equal(line, JSON.stringify(r));
+    assert.deepEqual((JSON.parse(line) as DecisionRecord).waits, r.waits);
+  });
+
   it('a change to any one metrics member of any account shows in the next line (no stale metrics text)', () => {
     const encoder = new DecisionLineEncoder();
     const base = realRecord();

@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { recoveriesByTime, recoveryOf, type RecoveryInput } from '../../src/routing/recovery';
+import { recoveriesByTime, recoveryOf, waitableRecovery, type RecoveryInput } from '../../src/routing/recovery';
 import { DAY, HOUR, MIN, NOW, SEC, cooldownFor, metricsOf, snap, type MetricsOpts, type SnapSpec } from './builders';
 
 function input(snapSpec: SnapSpec | null, o: MetricsOpts = {}, label = 'a'): RecoveryInput {
@@ -48,5 +48,18 @@ describe("recovery: the latest end among an account's blockers", () => {
       recoveriesByTime(pool, NOW).map((r) => r.label),
       ['y', 'w', 'z', 'x'],
     );
+  });
+
+  it('a request may wait only for a transient cooldown that is the soonest recovery and near enough', () => {
+    const throttled = input(null, { coolIn: 10 * SEC }, 't');
+    assert.equal(waitableRecovery([throttled], NOW, 90 * SEC)?.label, 't');
+    assert.equal(waitableRecovery([throttled], NOW, 5 * SEC), undefined, 'too far');
+    const overloaded = { ...input(null, {}, 'o'), cooldown: { untilMs: NOW + 5 * SEC, reason: 'overloaded' as const, setAtMs: NOW } };
+    overloaded.metrics = metricsOf(undefined, { cooldown: overloaded.cooldown });
+    assert.equal(waitableRecovery([overloaded], NOW, 90 * SEC)?.label, 'o');
+    const window = input(null, { cooldown: { untilMs: NOW + 10 * SEC, reason: 'window_exhausted', windows: ['5h'], setAtMs: NOW } }, 'w');
+    assert.equal(waitableRecovery([window, input(null, { coolIn: 20 * SEC }, 't')], NOW, 90 * SEC), undefined, 'the soonest recovery is a usage window: never waited for');
+    assert.equal(waitableRecovery([input(everything, { coolIn: 10 * SEC }, 'z')], NOW, 90 * SEC), undefined, 'throttled, but also out of its windows');
+    assert.equal(waitableRecovery([input(null, { needsSignIn: true, coolIn: SEC }, 'x')], NOW, 90 * SEC), undefined);
   });
 });

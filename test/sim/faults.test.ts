@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { FakeUpstream } from '../../src/sim';
-import { U, call, closeAll, oauthHeaders, parseSse, postMessage, ratelimitHeaderNames, twoAccounts, withSim } from './helpers';
+import { ManualClock, U, call, closeAll, oauthHeaders, parseSse, postMessage, ratelimitHeaderNames, twoAccounts, withSim } from './helpers';
 
 describe('sim: one-shot faults', () => {
   const opened: FakeUpstream[] = [];
@@ -19,6 +19,33 @@ describe('sim: one-shot faults', () => {
     assert.equal(r.headers[U + '5h-utilization'], '0.9');
     assert.equal(sim.requests[0].fault, 'throttle');
     assert.equal((await postMessage(sim, 'tok-a')).status, 200, 'one-shot');
+  });
+
+  it('throttle_window: every request within the window gets a throttle 429, until the window ends (sim clock)', async () => {
+    const clock = new ManualClock();
+    const sim = await withSim(opened, { accounts: twoAccounts(), now: clock.now });
+    sim.injectFault('a', { kind: 'throttle_window', durationMs: 2_500 });
+    for (const left of ['3', '3']) {
+      const r = await postMessage(sim, 'tok-a');
+      assert.equal(r.status, 429);
+      assert.equal(r.json().error.type, 'rate_limit_error');
+      assert.equal(r.headers['retry-after'], left, 'the window left, rounded up to seconds');
+      assert.equal(r.headers[U + '5h-status'], 'allowed');
+    }
+    assert.equal((await postMessage(sim, 'tok-b')).status, 200, 'only that account');
+    clock.advance(2_000);
+    assert.equal((await postMessage(sim, 'tok-a')).headers['retry-after'], '1');
+    clock.advance(500);
+    assert.equal((await postMessage(sim, 'tok-a')).status, 200, 'over at its end');
+    sim.injectFault('a', { kind: 'throttle_window', durationMs: 10_000, retryAfterS: 1 });
+    assert.equal((await postMessage(sim, 'tok-a')).headers['retry-after'], '1', 'a fixed retry-after');
+    assert.deepEqual(sim.account('a').pendingFaults, [], 'not a queued fault');
+    sim.clearFaults('a');
+    assert.equal((await postMessage(sim, 'tok-a')).status, 200, 'cleared');
+    assert.deepEqual(
+      sim.requests.filter((q) => q.status === 429).map((q) => q.fault),
+      ['throttle_window', 'throttle_window', 'throttle_window', 'throttle_window'],
+    );
   });
 
   it('headerless_429: body message Error, no anthropic-ratelimit-* and no retry-after', async () => {

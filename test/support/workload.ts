@@ -1,10 +1,13 @@
 /**
  * A simulated multi-session Claude Code workload against the fake upstream,
  * used to compare routing policies with `computeReport`: concurrent sessions
- * whose conversations grow turn by turn (so the prompt cache matters), and
- * transient throttles on the busiest account — the conditions under which the
- * seed saw sessions ping-pong between accounts.
+ * whose conversations grow turn by turn (so the prompt cache matters),
+ * transient throttles (a `retry-after` of 1–2 s) on whichever account serves at
+ * the time — the conditions under which the seed saw sessions ping-pong between
+ * accounts — and staggered quota, so sessions must move when their account
+ * runs out.
  */
+import { writeFileSync } from 'node:fs';
 import type { ConfigInput } from '../../src/config/schema';
 import { computeReport, type PolicyReport } from '../../src/routing/report';
 import { accounts, callRouter, startHarness } from './routerHarness';
@@ -14,27 +17,51 @@ export interface WorkloadOptions {
   turns: number;
   /** Pause between a session's turns, ms. */
   thinkMs: number;
-  /** After how many served requests to throttle the account that served the latest one (one 429, `retry-after: 1`). */
-  throttleAfterRequests: number[];
+  /**
+   * Transient throttles: after `afterRequests` served requests, the account that served the latest one answers every
+   * request with 429 `retry-after: retryAfterS` (seconds, at most 2 here) for `retryAfterS` seconds.
+   */
+  throttles: Array<{ afterRequests: number; retryAfterS: number }>;
+  /**
+   * Staggered quota: each account's 5-hour window (a, b, c) starts this full (fractions) and holds
+   * {@link FIVE_HOUR_LIMIT_TOKENS}, so the accounts reach the session soft limit, and run out, at different times.
+   */
+  initialFiveHourUsed: [number, number, number];
 }
+
+/** The size of every account's 5-hour window in the workload, tokens: small enough for the run to fill them. */
+export const FIVE_HOUR_LIMIT_TOKENS = 500_000;
 
 export const DEFAULT_WORKLOAD: WorkloadOptions = {
   sessions: 10,
   turns: 45,
   thinkMs: 100,
-  throttleAfterRequests: [30],
+  throttles: [
+    { afterRequests: 30, retryAfterS: 1 },
+    { afterRequests: 80, retryAfterS: 2 },
+    { afterRequests: 150, retryAfterS: 1 },
+    { afterRequests: 220, retryAfterS: 2 },
+    { afterRequests: 300, retryAfterS: 1 },
+    { afterRequests: 380, retryAfterS: 2 },
+  ],
+  initialFiveHourUsed: [0.55, 0.35, 0.15],
 };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Runs the workload under `routing` and returns the seed's report over its decision log. */
-export async function runWorkload(routing: ConfigInput['routing'], w: WorkloadOptions = DEFAULT_WORKLOAD): Promise<PolicyReport> {
+/**
+ * Runs the workload under `routing` and returns the seed's report over its decision log.
+ * @param logFile where to copy the decision log (JSON lines), for a person to read
+ */
+export async function runWorkload(routing: ConfigInput['routing'], w: WorkloadOptions = DEFAULT_WORKLOAD, logFile?: string): Promise<PolicyReport> {
   const spec = accounts('a', 'b', 'c').map((a, i) => ({
     ...a,
-    // a's weekly allowance expires first (expiry-first's rank 0); headroom differs per account.
+    // a's weekly allowance expires first (expiry-first's rank 0); headroom-first starts on b.
     sevenDayResetInMs: (1 + i * 2) * 86_400_000,
     initialSevenDayUsed: [0.6, 0.3, 0.45][i],
-    initialFiveHourUsed: [0.2, 0.1, 0.3][i],
+    fiveHourLimitTokens: FIVE_HOUR_LIMIT_TOKENS,
+    initialFiveHourUsed: w.initialFiveHourUsed[i],
+    fiveHourResetInMs: 4 * 3_600_000,
   }));
   const h = await startHarness(spec, { routing });
   try {
@@ -43,7 +70,8 @@ export async function runWorkload(routing: ConfigInput['routing'], w: WorkloadOp
     let served = 0;
     const onServed = (account: string | undefined) => {
       served++;
-      if (account && w.throttleAfterRequests.includes(served)) h.sim.injectFault(account, { kind: 'throttle', retryAfterS: 1 });
+      const t = w.throttles.find((x) => x.afterRequests === served);
+      if (account && t) h.sim.injectFault(account, { kind: 'throttle_window', durationMs: t.retryAfterS * 1000, retryAfterS: t.retryAfterS });
     };
     const session = async (s: number) => {
       await sleep(s * 20);
@@ -60,7 +88,9 @@ export async function runWorkload(routing: ConfigInput['routing'], w: WorkloadOp
     };
     await Promise.all(Array.from({ length: w.sessions }, (_, s) => session(s)));
     await h.router.close();
-    return computeReport(h.decisions());
+    const decisions = h.decisions();
+    if (logFile) writeFileSync(logFile, decisions.map((d) => JSON.stringify(d)).join('\n') + '\n');
+    return computeReport(decisions);
   } finally {
     await h.close();
   }

@@ -1,29 +1,38 @@
 import { strict as assert } from 'node:assert';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { formatReport } from '../../src/routing/report';
-import { runWorkload, SUGGESTED_ROUTING } from '../support/workload';
+import { formatReport, type PolicyReport } from '../../src/routing/report';
+import { DEFAULT_WORKLOAD, runWorkload, SUGGESTED_ROUTING } from '../support/workload';
 
 describe('policy comparison on a simulated multi-session workload', function () {
-  this.timeout(120_000);
+  this.timeout(240_000);
 
-  it("the seed's suggested configuration switches, ping-pongs and re-writes the cache less than the default", async () => {
-    const baseline = await runWorkload(undefined);
-    const suggested = await runWorkload(SUGGESTED_ROUTING);
+  it("under transient throttles and staggered quota the seed's suggested configuration, in either rebind mode, moves sessions only for quota — no ping-pong — and the default answers every request", async () => {
     const dir = path.resolve(__dirname, '../../../test-artifacts');
     mkdirSync(dir, { recursive: true });
-    writeFileSync(path.join(dir, 'policy-report-default.txt'), formatReport(baseline));
-    writeFileSync(path.join(dir, 'policy-report-suggested.txt'), formatReport(suggested));
+    const log = (name: string) => path.join(dir, `policy-decisions-${name}.jsonl`);
+    const reports: Record<string, PolicyReport> = {
+      default: await runWorkload(undefined, DEFAULT_WORKLOAD, log('default')),
+      suggested: await runWorkload(SUGGESTED_ROUTING, DEFAULT_WORKLOAD, log('suggested')),
+      'suggested-on-quota': await runWorkload({ ...SUGGESTED_ROUTING, sessionAffinityRebind: 'on-quota' }, DEFAULT_WORKLOAD, log('suggested-on-quota')),
+    };
+    for (const [name, r] of Object.entries(reports)) writeFileSync(path.join(dir, `policy-report-${name}.txt`), formatReport(r));
 
-    assert.equal(baseline.sessionRequests, suggested.sessionRequests, 'same workload served under both policies');
-    assert.ok(baseline.midSessionSwitches > 0, 'the workload provokes switches under the default');
-    assert.ok(suggested.midSessionSwitches < baseline.midSessionSwitches, `switches ${suggested.midSessionSwitches} vs ${baseline.midSessionSwitches}`);
-    assert.ok(suggested.pingPongPairs < baseline.pingPongPairs, `ping-pong ${suggested.pingPongPairs} vs ${baseline.pingPongPairs}`);
-    assert.ok(
-      suggested.switchCacheCreationTokens < baseline.switchCacheCreationTokens,
-      `switch cache writes ${suggested.switchCacheCreationTokens} vs ${baseline.switchCacheCreationTokens}`,
-    );
-    assert.ok(suggested.cacheCreationTokens < baseline.cacheCreationTokens, 'less cache written overall');
-    assert.ok((suggested.bySelectionReason.session_affinity ?? 0) > 0);
+    const baseline = reports.default;
+    // No client error while an account could serve: one account always can in this workload.
+    for (const [name, r] of Object.entries(reports)) assert.deepEqual(Object.keys(r.byOutcome), ['success'], `${name}: ${JSON.stringify(r.byOutcome)}`);
+    for (const name of ['suggested', 'suggested-on-quota']) {
+      const r = reports[name];
+      assert.equal(r.sessionRequests, baseline.sessionRequests, `${name}: the same workload served`);
+      assert.equal(r.pingPongPairs, 0, `${name}: ping-pong`);
+      assert.equal(r.unforcedSwitches, 0, `${name}: mid-session switches not forced by quota or sign-in`);
+      assert.ok(r.midSessionSwitches > 0, `${name}: the staggered quota forces moves`);
+      assert.ok(
+        r.switchCacheCreationTokens < baseline.switchCacheCreationTokens,
+        `${name}: switch cache writes ${r.switchCacheCreationTokens} vs ${baseline.switchCacheCreationTokens}`,
+      );
+      assert.ok((r.bySelectionReason.session_affinity ?? 0) > 0);
+    }
+    assert.ok(baseline.unforcedSwitches > 0, 'the throttles move sessions under the default');
   });
 });

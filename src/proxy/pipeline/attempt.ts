@@ -13,7 +13,9 @@ import type { AttemptRecord, DecisionOutcome } from '../../routing/decision';
 import type { HeldAnswer } from '../relay/clientAnswer';
 import { ClientLink } from '../upstream/call';
 import type { AttemptOutcome, RequestContext } from './context';
-import { usableNow } from './eligibility';
+import { atInflightCap, usableNow } from './eligibility';
+import { retrySameAccount } from './sameAccountRetry';
+import { replan, transientWait, waitForBoundAccount, type AfterWait } from './transientWait';
 import { tryAccount, type AttemptStep } from './tryAccount';
 
 /** Server errors retried on other accounts before the last one is returned. */
@@ -25,8 +27,10 @@ const MAX_ACCOUNTS_OUTSIDE_MESSAGES = 2;
 
 /**
  * Step 6: tries the planned accounts and relays the first good answer as it commits (binding
- * the session then); sets `ctx.outcome` to what happened. A held upstream error and "no usable
- * account" are left for the relay step to answer.
+ * the session then); sets `ctx.outcome` to what happened. It waits where a wait keeps a request
+ * on its account or spares it an error: for a bound account that only blips, for a short throttle
+ * (sameAccountRetry.ts), and while every account only pauses (transientWait.ts). A held upstream
+ * error and "no usable account" are left for the relay step to answer.
  */
 export async function attempt(ctx: RequestContext): Promise<void> {
   const { res, services: s } = ctx;
@@ -41,58 +45,77 @@ export async function attempt(ctx: RequestContext): Promise<void> {
   // nothing about serving messages — and try at most two accounts; the quota headers of their
   // answers are still recorded (they describe the account's windows).
   const forMessages = ctx.route === 'messages';
-  const cap = ctx.generation.config.policy.maxInflightPerAccount;
   const attempts: AttemptRecord[] = [];
   const attempted = new Set<string>();
+  const retries = { count: 0 };
   let outcome: AttemptOutcome | undefined;
   let held: HeldAnswer | undefined;
   let requestScopedRotated = false;
   let serverErrorRotations = 0;
   let cappedOut = false;
   try {
-    for (const account of ctx.plan.order) {
-      if (client.gone) {
-        outcome = unserved('client_abort', 499, attempts);
-        break;
+    // One round per plan: a transient wait (transientWait.ts) holds the request and plans it again.
+    rounds: for (;;) {
+      for (const account of ctx.plan.order) {
+        if (client.gone) {
+          outcome = unserved('client_abort', 499, attempts);
+          break rounds;
+        }
+        if (!usableNow(ctx, account.id)) {
+          const next = await waitForBoundAccount(ctx, account);
+          if (next === 'replan') {
+            replan(ctx);
+            continue rounds;
+          }
+          if (next === 'go_on') continue;
+        }
+        if (atInflightCap(ctx, account)) {
+          cappedOut = true;
+          continue;
+        }
+        if (!forMessages && attempted.size >= MAX_ACCOUNTS_OUTSIDE_MESSAGES) break;
+        attempted.add(account.id);
+        let step: AttemptStep;
+        let after: AfterWait = 'go_on';
+        // The same-account retry rule is asked only after a failed attempt: a served request pays no promise for it.
+        do {
+          const lease = forMessages && !account.fallback ? s.state.leases.acquire(account.id) : undefined;
+          try {
+            step = await tryAccount(ctx, account, attempts, attempted);
+          } finally {
+            lease?.release();
+          }
+        } while (forMessages && step.next === 'rotate' && (after = await retrySameAccount(ctx, account, step, attempts, retries)) === 'try');
+        if (step.next === 'served') {
+          outcome = { outcome: step.outcome, cappedOut: false, status: step.status, servedBy: account, attempts, usage: step.usage, streamed: step.streamed, held: undefined };
+          break rounds;
+        }
+        if (step.next === 'abort') {
+          outcome = unserved('client_abort', 499, attempts);
+          break rounds;
+        }
+        if (step.next === 'return') {
+          held = step.held;
+          break rounds;
+        }
+        held = step.held ?? held;
+        if (after === 'replan') {
+          replan(ctx);
+          continue rounds;
+        }
+        const last = attempts[attempts.length - 1];
+        if (last?.result === 'request_scoped') {
+          if (requestScopedRotated) break;
+          requestScopedRotated = true;
+        }
+        if (last && TRANSIENT_RESULTS.has(last.result)) {
+          if (serverErrorRotations >= MAX_SERVER_ERROR_ROTATIONS) break;
+          serverErrorRotations++;
+        }
+        s.state.countFailover();
+        s.log.info(`failover ${ctx.requestId}: ${account.id} → next (${last?.result ?? 'skipped'})`);
       }
-      if (!usableNow(ctx, account.id)) continue;
-      if (forMessages && cap > 0 && !account.fallback && s.state.leases.inflight(account.id) >= cap) {
-        cappedOut = true;
-        continue;
-      }
-      if (!forMessages && attempted.size >= MAX_ACCOUNTS_OUTSIDE_MESSAGES) break;
-      attempted.add(account.id);
-      const lease = forMessages && !account.fallback ? s.state.leases.acquire(account.id) : undefined;
-      let step: AttemptStep;
-      try {
-        step = await tryAccount(ctx, account, attempts, attempted);
-      } finally {
-        lease?.release();
-      }
-      if (step.next === 'served') {
-        outcome = { outcome: step.outcome, cappedOut: false, status: step.status, servedBy: account, attempts, usage: step.usage, streamed: step.streamed, held: undefined };
-        break;
-      }
-      if (step.next === 'abort') {
-        outcome = unserved('client_abort', 499, attempts);
-        break;
-      }
-      if (step.next === 'return') {
-        held = step.held;
-        break;
-      }
-      held = step.held ?? held;
-      const last = attempts[attempts.length - 1];
-      if (last?.result === 'request_scoped') {
-        if (requestScopedRotated) break;
-        requestScopedRotated = true;
-      }
-      if (last && TRANSIENT_RESULTS.has(last.result)) {
-        if (serverErrorRotations >= MAX_SERVER_ERROR_ROTATIONS) break;
-        serverErrorRotations++;
-      }
-      s.state.countFailover();
-      s.log.info(`failover ${ctx.requestId}: ${account.id} → next (${last?.result ?? 'skipped'})`);
+      if (!(await transientWait(ctx, held, cappedOut))) break;
     }
     ctx.outcome = outcome ?? nothingServed(ctx, held, cappedOut, attempts);
   } finally {

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import type { TokenManager } from '../../accounts/tokenManager';
-import type { AttemptRecord, DecisionOutcome, UsageRecord } from '../../routing/decision';
+import type { AttemptRecord, DecisionOutcome, UsageRecord, WaitRecord } from '../../routing/decision';
 import type { MetricsParams } from '../../routing/metrics';
 import { NO_STICKY_KEY } from '../../routing/identify';
 import type { PlanAccount, RoutePlan } from '../../routing/plan';
@@ -19,6 +19,8 @@ import type { HeldAnswer } from '../relay/clientAnswer';
 import type { ConfigGeneration, ConfigStatus } from '../runtimeConfig';
 import type { DecisionSink } from '../state/decisionLog';
 import type { RouterState } from '../state/routerState';
+import type { PacedRelease } from '../state/pacedRelease';
+import type { RetryBudget } from '../state/retryBudget';
 import type { WaitingRoom } from '../state/waitingRoom';
 import type { ClientLink } from '../upstream/call';
 
@@ -46,6 +48,10 @@ export interface RouterServices {
   readonly bodyBudget: BodyBudget;
   /** The requests held instead of answered, under `routing.max-waiting-requests`. */
   readonly waitingRoom: WaitingRoom;
+  /** Releases the requests waiting for a cooling account one at a time once it recovers (pipeline/transientWait.ts). */
+  readonly coolingRelease: PacedRelease;
+  /** Same-account retry slots per account and cooling window (pipeline/sameAccountRetry.ts). */
+  readonly retryBudget: RetryBudget;
 }
 
 /** The endpoints forwarded upstream. */
@@ -109,6 +115,8 @@ export class RequestContext {
   plan!: RoutePlan;
   /** attempt: whether the client is still there. */
   client!: ClientLink;
+  /** attempt: the request's waits in the waiting room, in order (undefined while it has not waited). */
+  waits: WaitRecord[] | undefined = undefined;
   /** attempt (the relay step completes its status) */
   outcome!: AttemptOutcome;
 

@@ -7,6 +7,8 @@
 import type { RoutingPolicy } from '../../routing/policy';
 import { modelFamily } from '../../quota/family';
 import { computeMetrics, type AccountMetrics, type MetricsParams } from '../../routing/metrics';
+import type { PlanAccount } from '../../routing/plan';
+import type { RecoveryInput } from '../../routing/recovery';
 import type { RuntimeConfig } from '../runtimeConfig';
 import type { RouterState } from '../state/routerState';
 import type { RequestContext, RouterServices } from './context';
@@ -41,4 +43,22 @@ export function usableNow(ctx: RequestContext, label: string): boolean {
 /** Whether `label` is still configured: a reload may remove an account mid-request, and its state must not come back. */
 export function isConfigured(services: RouterServices, label: string): boolean {
   return services.live.accountsByLabel.has(label);
+}
+
+/** Whether a Messages call may not take `account` now: a non-fallback account at `max-inflight-per-account` (0 = no cap). */
+export function atInflightCap(ctx: RequestContext, account: PlanAccount): boolean {
+  const cap = ctx.generation.config.policy.maxInflightPerAccount;
+  return ctx.route === 'messages' && cap > 0 && !account.fallback && ctx.services.state.leases.inflight(account.id) >= cap;
+}
+
+/** The recovery forecast's input for the accounts this request's plan offered, at `now` (epoch ms), in configured order. */
+export function plannedRecoveryInputs(ctx: RequestContext, now: number): RecoveryInput[] {
+  const { state } = ctx.services;
+  const config = ctx.generation.config;
+  const metrics = metricsFor(state, config, ctx.info.model, now);
+  // The accounts the plan offered: every enabled account, except under single-account (only the pinned one).
+  const planned = new Set(ctx.plan.order.map((a) => a.id));
+  return config.accounts
+    .filter((a) => a.enabled && planned.has(a.label))
+    .map((a) => ({ label: a.label, metrics: metrics.get(a.label)!, cooldown: state.cooldowns.get(a.label), snapshot: state.snapshots.get(a.label) }));
 }

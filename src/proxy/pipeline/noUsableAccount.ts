@@ -21,8 +21,9 @@ export interface NoUsableAccountAnswer {
 /**
  * Status, headers and message for "no usable account" at `now` (epoch ms). `accounts` carry
  * metrics computed for the request (its model family decides which scoped window blocks).
+ * @param modelFamily the requested model's family (`opus`, `sonnet`, …): a model-scoped window is claimed under its name
  */
-export function noUsableAccountAnswer(accounts: readonly RecoveryInput[], now: number): NoUsableAccountAnswer {
+export function noUsableAccountAnswer(accounts: readonly RecoveryInput[], now: number, modelFamily?: string): NoUsableAccountAnswer {
   const recoveries = recoveriesByTime(accounts, now);
   const first = recoveries[0];
   if (!first || !Number.isFinite(first.atMs)) {
@@ -64,27 +65,44 @@ export function noUsableAccountAnswer(accounts: readonly RecoveryInput[], now: n
     status: 429,
     type: 'rate_limit_error',
     retryAfterS,
-    windowHeaders: unifiedHeadersFor(first),
+    windowHeaders: unifiedHeadersFor(first, now, modelFamily),
     message:
       `Claude Router: all ${accounts.length} account(s) are rate-limited or unavailable. ` +
       `The earliest to recover is "${first.label}" (${first.what}) at ${when}, in ${formatDuration(retryAfterS)}.`,
   };
 }
 
+/** A window at most this far from its reset can be the 5-hour one: 5 h, in ms. */
+const FIVE_HOURS_MS = 5 * 3_600_000;
+
 /**
  * When the pool waits for a usage window, say so the way Anthropic does
- * (`anthropic-ratelimit-unified-status: rejected` with the reset in epoch
- * seconds), so Claude Code shows "you've hit your limit · resets …" instead of
- * retrying a limit that will not lift for hours. Short waits (throttle,
- * overload) get none: Claude Code's own retry with `retry-after` fits them.
+ * (`anthropic-ratelimit-unified-status: rejected`, the reset in epoch seconds and
+ * the window as the representative claim), so Claude Code says "You've hit your
+ * 5-hour / weekly / Opus limit · resets …" and stops, instead of retrying a limit
+ * that will not lift for hours or — past a `retry-after` of 60 s — giving up with
+ * "Server is temporarily limiting requests (not your usage limit)"
+ * (docs/claude-code-client.md#error-behaviour-e). An account-wide rejection whose
+ * window is unknown is named by its reset: within 5 h the 5-hour window, else the
+ * weekly one. Short waits (throttle, overload, server errors) get none: Claude
+ * Code's own retry with `retry-after` fits them.
  */
-function unifiedHeadersFor(r: Recovery): Record<string, string> {
-  const claim = r.what.startsWith('5h') ? 'five_hour' : r.what.startsWith('7d') ? 'seven_day' : undefined;
+function unifiedHeadersFor(r: Recovery, now: number, modelFamily: string | undefined): Record<string, string> {
+  const claim = claimOf(r, now, modelFamily);
   if (!claim) return {};
-  const reset = String(Math.ceil(r.atMs / 1000));
   return {
     'anthropic-ratelimit-unified-status': 'rejected',
-    'anthropic-ratelimit-unified-reset': reset,
+    'anthropic-ratelimit-unified-reset': String(Math.ceil(r.atMs / 1000)),
     'anthropic-ratelimit-unified-representative-claim': claim,
   };
+}
+
+/** The representative claim of a usage-window blocker (`five_hour`, `seven_day`, `seven_day_<family>`), undefined for any other. */
+function claimOf(r: Recovery, now: number, modelFamily: string | undefined): string | undefined {
+  // `5h+7d window` (both rejected) lasts until the weekly reset: the weekly window is what it waits for.
+  if (/(^|\+)7d\b/.test(r.what)) return 'seven_day';
+  if (r.what.startsWith('5h')) return 'five_hour';
+  if (r.what === 'model-scoped window') return modelFamily ? `seven_day_${modelFamily}` : undefined;
+  if (r.what.startsWith('unified window')) return r.atMs - now <= FIVE_HOURS_MS ? 'five_hour' : 'seven_day';
+  return undefined;
 }

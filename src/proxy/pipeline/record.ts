@@ -33,6 +33,7 @@ export function record(ctx: RequestContext): void {
       servedBy: outcome.servedBy?.id ?? null,
       servedByFallback: outcome.servedBy?.fallback ?? false,
       attempts: outcome.attempts,
+      waits: ctx.waits,
       outcome: outcome.outcome,
       status: outcome.status,
       usage: outcome.usage,

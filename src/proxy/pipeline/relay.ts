@@ -6,7 +6,7 @@
  */
 import { REQUEST_ID_HEADER, sendAnthropicError, sendHeld } from '../relay/clientAnswer';
 import type { RequestContext } from './context';
-import { metricsFor } from './eligibility';
+import { plannedRecoveryInputs } from './eligibility';
 import { noUsableAccountAnswer } from './noUsableAccount';
 
 /** Writes the held or "no usable account" answer, and sets the outcome's status to the one the client got. */
@@ -28,18 +28,9 @@ function answerNoUsableAccount(ctx: RequestContext, cappedOut: boolean): number 
     });
     return 429;
   }
-  const { state, log } = ctx.services;
-  const config = ctx.generation.config;
+  const { log } = ctx.services;
   const now = ctx.services.now();
-  const metrics = metricsFor(state, config, ctx.info.model, now);
-  // The accounts the plan offered: every enabled account, except under single-account (only the pinned one).
-  const planned = new Set(ctx.plan.order.map((a) => a.id));
-  const answer = noUsableAccountAnswer(
-    config.accounts
-      .filter((a) => a.enabled && planned.has(a.label))
-      .map((a) => ({ label: a.label, metrics: metrics.get(a.label)!, cooldown: state.cooldowns.get(a.label), snapshot: state.snapshots.get(a.label) })),
-    now,
-  );
+  const answer = noUsableAccountAnswer(plannedRecoveryInputs(ctx, now), now, ctx.params.modelFamily);
   log.warn(answer.message);
   const headers: Record<string, string> = { ...answer.windowHeaders, [REQUEST_ID_HEADER]: requestId };
   if (answer.retryAfterS !== undefined) headers['retry-after'] = String(answer.retryAfterS);

@@ -181,7 +181,7 @@ function streamHooks(ctx: RequestContext, account: PlanAccount, head: UpstreamHe
   const s = ctx.services;
   return {
     commit: () => {
-      bindOnCommit(ctx, account, attempted);
+      bindOnCommit(ctx, account, attempted, attempts);
       ctx.body.release();
       commitStreamHead(ctx.res, head, account.id, ctx.requestId);
     },
@@ -249,7 +249,7 @@ function relayJson(
     s.log.warn(`upstream ${account.id}: 200 with an unreadable JSON body`);
     return { next: 'rotate', held: syntheticAnswer(account.id, 502, 'api_error', 'Claude Router: upstream answered 200 with an unreadable body.') };
   }
-  bindOnCommit(ctx, account, attempted);
+  bindOnCommit(ctx, account, attempted, attempts);
   record('success');
   sendUpstreamAnswer(ctx.res, call.head, redactTokens(call.body, tokens), account.id, ctx.requestId);
   return { next: 'served', status, outcome: 'success', usage: usage ?? null, streamed: false };

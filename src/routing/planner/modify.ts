@@ -5,6 +5,7 @@
  */
 import type { RoutingPolicy } from '../policy';
 import type { SessionBinding } from '../affinity';
+import { boundPlacement, boundSituation } from '../rebind';
 import { isEligible } from './filter';
 import type { AffinityOutcome, AffinitySkipReason, PlanAccount, SelectionReason, SpillOutcome } from './types';
 import type { Modifier } from './strategies/strategy';
@@ -86,8 +87,19 @@ export function preferEarlierReset(order: readonly PlanAccount[]): readonly Plan
 
 const NO_AFFINITY: AffinityOutcome = Object.freeze({ sessionBound: false, boundAccount: null, applied: false, skippedReason: 'disabled' });
 
-/** The affinity outcome for a session whose binding is `binding`, among `ranked`. */
-export function affinityOutcome(policy: RoutingPolicy, sessionId: string | null, binding: SessionBinding | undefined, ranked: readonly PlanAccount[]): AffinityOutcome {
+/**
+ * The affinity outcome for a session whose binding is `binding`, among `ranked`, at `nowMs` (epoch ms), by the
+ * rule table of ../rebind.ts: the bound account goes first while it is eligible, while it only blips (a transient
+ * cooldown ending within the blip wait: the attempt loop waits for it), and at the soft limit unless on-serve
+ * finds another account below it.
+ */
+export function affinityOutcome(
+  policy: RoutingPolicy,
+  sessionId: string | null,
+  binding: SessionBinding | undefined,
+  ranked: readonly PlanAccount[],
+  nowMs: number,
+): AffinityOutcome {
   const bound = binding?.account ?? null;
   let skippedReason: AffinitySkipReason | null = null;
   if (!policy.sessionAffinity) skippedReason = 'disabled';
@@ -95,8 +107,14 @@ export function affinityOutcome(policy: RoutingPolicy, sessionId: string | null,
   else if (bound === null) skippedReason = 'expired';
   else {
     const account = ranked.find((a) => a.id === bound);
-    if (!account || !account.metrics.usable) skippedReason = 'unusable';
-    else if (account.metrics.sessionSaturated) skippedReason = 'session_saturated';
+    // The common case (usable, below the soft limit) decides without the table.
+    if (!account || !account.metrics.usable || account.metrics.sessionSaturated) {
+      const situation = boundSituation(account?.metrics, account?.cooldownReason, nowMs, policy.sessionAffinityBlipWaitMs);
+      const otherEligible = situation === 'soft_limit' && ranked.some((a) => a !== account && isEligible(a.metrics));
+      const placement = boundPlacement(situation, policy.sessionAffinityRebind, otherEligible);
+      if (placement === 'skip_unusable') skippedReason = 'unusable';
+      else if (placement === 'skip_soft_limit') skippedReason = 'session_saturated';
+    }
   }
   // One literal in record order (sessionBound, boundAccount, applied, skippedReason): this runs per request.
   return { sessionBound: bound !== null, boundAccount: bound, applied: skippedReason === null, skippedReason };
@@ -115,17 +133,18 @@ export function modify(
   policy: RoutingPolicy,
   sessionId: string | null,
   binding: SessionBinding | undefined,
+  nowMs: number,
 ): Modified {
   let affinity = NO_AFFINITY;
   let order = ranked;
   let moved = false;
   let sticky: StickyMove | null = null;
   if (allowed.has('affinity')) {
-    affinity = affinityOutcome(policy, sessionId, binding, ranked);
-    // Sticky reallocation (the on-serve rebind mode, the only one today: the binding then moves to
-    // the account that serves): off the bound account only when it is over a threshold and another
-    // eligible account is over neither.
-    if (affinity.applied && (policy.stickyThreshold5h !== undefined || policy.stickyThreshold7d !== undefined)) {
+    affinity = affinityOutcome(policy, sessionId, binding, ranked, nowMs);
+    // Sticky reallocation (on-serve only: the binding then moves to the account that serves): off the
+    // bound account only when it is over a threshold and another eligible account is over neither.
+    const thresholds = policy.stickyThreshold5h !== undefined || policy.stickyThreshold7d !== undefined;
+    if (affinity.applied && thresholds && policy.sessionAffinityRebind === 'on-serve') {
       const bound = order.find((a) => a.id === affinity.boundAccount)!;
       const verdict = overStickyThreshold(bound, policy);
       const target = verdict && order.find((a) => a !== bound && isEligible(a.metrics) && overStickyThreshold(a, policy) === null);
@@ -143,7 +162,7 @@ export function modify(
       reason = 'session_affinity';
     }
   } else if (scoreReadsBinding) {
-    const outcome = affinityOutcome(policy, sessionId, binding, ranked);
+    const outcome = affinityOutcome(policy, sessionId, binding, ranked, nowMs);
     const first = outcome.applied && order[0]?.id === outcome.boundAccount;
     affinity = first ? outcome : { ...outcome, applied: false };
   }

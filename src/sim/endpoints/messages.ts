@@ -1,6 +1,6 @@
 /**
  * `POST /v1/messages`: queued faults first, then the account's rate-limit windows, then a
- * served answer (JSON or SSE) that charges the windows and the prompt cache.
+ * running throttle window, then a served answer (JSON or SSE) that charges the windows and the prompt cache.
  */
 import type { Exchange } from '../http';
 import { lastMessageTokensOf, estimateTokens, promptTokensOf } from '../promptCache';
@@ -83,6 +83,7 @@ export async function messages(host: SimHost, ex: Exchange, buf: Buffer): Promis
     }
     case 'error_after_content':
     case 'exhaust':
+    case 'throttle_window':
     case 'expire_token':
     case 'overloaded_in_stream':
     case 'slow_first_byte':
@@ -98,6 +99,12 @@ export async function messages(host: SimHost, ex: Exchange, buf: Buffer): Promis
       const perWindowOnly = rej.windows.every((w: UsageWindow) => w.perWindowOnly);
       return ex.error(429, 'rate_limit_error', RATE_LIMIT_MESSAGE, { ...base, ...rl({ perWindowOnly }) });
     }
+  }
+
+  const throttledFor = a.throttleWindow.retryAfterAt(now);
+  if (throttledFor !== undefined) {
+    if (ex.record) ex.record.fault = 'throttle_window';
+    return ex.error(429, 'rate_limit_error', RATE_LIMIT_MESSAGE, { ...base, ...rl({ forceAllowed: true }), 'retry-after': String(throttledFor) });
   }
 
   const sessionId = sessionIdOf(ex.req.headers, body);

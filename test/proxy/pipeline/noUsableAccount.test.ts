@@ -87,4 +87,18 @@ describe('no usable account: the earliest time every blocker of one account clea
     assert.equal(answer.status, 401);
     assert.equal(answer.retryAfterS, undefined);
   });
+
+  it('claims a usage window for every usage-window blocker, so Claude Code says the limit is reached: the model-scoped one by its family', () => {
+    const scoped = account('a', { scoped: { opus: rejected(2 * DAY) } }, { family: 'opus' });
+    const opus = noUsableAccountAnswer([scoped], NOW, 'opus');
+    assert.equal(opus.status, 429);
+    assert.equal(opus.windowHeaders['anthropic-ratelimit-unified-status'], 'rejected');
+    assert.equal(claimOf(opus), 'seven_day_opus');
+    assert.equal(opus.windowHeaders['anthropic-ratelimit-unified-reset'], String(Math.ceil((NOW + 2 * DAY) / 1000)));
+    const both = account('b', null, { cooldown: { untilMs: NOW + 2 * DAY, reason: 'window_exhausted', windows: ['5h', '7d'], setAtMs: NOW - SEC } });
+    assert.equal(claimOf(noUsableAccountAnswer([both], NOW)), 'seven_day', 'both windows out: it waits for the weekly one');
+    const unified = (inMs: number) => account('u', null, { cooldown: { untilMs: NOW + inMs, reason: 'window_exhausted', windows: ['unified'], setAtMs: NOW - SEC } });
+    assert.equal(claimOf(noUsableAccountAnswer([unified(2 * HOUR)], NOW)), 'five_hour', 'an account-wide rejection resetting within 5 h');
+    assert.equal(claimOf(noUsableAccountAnswer([unified(2 * DAY)], NOW)), 'seven_day');
+  });
 });
