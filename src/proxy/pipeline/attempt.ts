@@ -14,6 +14,7 @@ import type { HeldAnswer } from '../relay/clientAnswer';
 import { ClientLink } from '../upstream/call';
 import type { AttemptOutcome, RequestContext } from './context';
 import { usableNow } from './eligibility';
+import { endProbe, isProbeAttempt } from './probe';
 import { tryAccount, type AttemptStep } from './tryAccount';
 
 /** Server errors retried on other accounts before the last one is returned. */
@@ -55,7 +56,8 @@ export async function attempt(ctx: RequestContext): Promise<void> {
         outcome = unserved('client_abort', 499, attempts);
         break;
       }
-      if (!usableNow(ctx, account.id)) continue;
+      const probing = isProbeAttempt(ctx, account.id);
+      if (!probing && !usableNow(ctx, account.id)) continue;
       if (forMessages && cap > 0 && !account.fallback && s.state.leases.inflight(account.id) >= cap) {
         cappedOut = true;
         continue;
@@ -69,6 +71,7 @@ export async function attempt(ctx: RequestContext): Promise<void> {
       } finally {
         lease?.release();
       }
+      if (probing) endProbe(ctx, step);
       if (step.next === 'served') {
         outcome = { outcome: step.outcome, cappedOut: false, status: step.status, servedBy: account, attempts, usage: step.usage, streamed: step.streamed, held: undefined };
         break;
@@ -97,6 +100,7 @@ export async function attempt(ctx: RequestContext): Promise<void> {
     ctx.outcome = outcome ?? nothingServed(ctx, held, cappedOut, attempts);
   } finally {
     res.off('close', onClose);
+    ctx.probe?.end(undefined, s.now()); // never reached: only its slot is freed
     // No call follows: the body's bytes and its share of the memory budget go now.
     ctx.body.release();
   }

@@ -67,6 +67,8 @@ const REASONS: Record<string, string> = {
   session_affinity: 'the session is bound to it',
   preferred_primary: 'it is the preferred primary',
   spill_inflight: 'the first choice is busy (spill)',
+  recovery_probe: 'its quota reads recovered: this request re-checks it',
+  evidence_probe: 'nothing is known of its quota yet: this request reads it',
   sticky_reallocation: "the session's account is over its sticky threshold and this one is below",
   earlier_reset: 'its weekly window resets on the earliest day (prefer-earlier-reset)',
   over_sticky_threshold: 'it is over a sticky reallocation threshold',
