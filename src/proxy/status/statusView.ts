@@ -44,10 +44,20 @@ export function timeUntil(iso: string | null | undefined, now: number): string {
 /** The one-line description next to an account: `5h 35% · 7d 62% · resets 2 h`. */
 export function accountDescription(a: AccountReport, now: number): string {
   const parts = [`5h ${percent(a.session.used)}`, `7d ${percent(a.weekly.used)}`];
-  if (a.coolingUntil) parts.push(`cooling ${timeUntil(a.coolingUntil, now)}`);
+  if (a.coolingUntil) parts.push(`cooling ${timeUntil(a.coolingUntil, now)}${a.coolingReason === 'window_exhausted' ? ` (${windowCooldownWhy(a, now)})` : ''}`);
   else if (a.session.resetsAt) parts.push(`5h resets in ${timeUntil(a.session.resetsAt, now)}`);
   if (a.evidence.freshness === 'unknown') parts.push('no quota data yet');
   return parts.join(' · ');
+}
+
+/** Why a window cooldown runs, and its re-check, for the windows shown beside it: `7d window exhausted; reads recovered — re-checked by the next request`. */
+function windowCooldownWhy(a: AccountReport, now: number): string {
+  const windows = a.coolingWindows?.length ? `${a.coolingWindows.join(' + ')} window exhausted` : 'usage window exhausted';
+  const r = a.recheck;
+  if (!r) return windows;
+  if (r.state === 'due') return `${windows}; reads recovered — re-checked by the next new request`;
+  if (r.state === 'probing') return `${windows}; reads recovered — re-checking now`;
+  return `${windows}; a re-check failed, next in ${timeUntil(r.nextAt, now)}`;
 }
 
 const REASONS: Record<string, string> = {
