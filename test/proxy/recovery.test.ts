@@ -61,7 +61,7 @@ describe('recovery: no account benched after it recovered', () => {
     assert.equal((await callRouter(h, { session: 'another' })).headers['x-claude-router-account'], 'a', 'it ranks first again');
 
     await h.router.close();
-    const probe = h.decisions().find((d) => d.probe);
+    const probe = h.decisions().find((d) => d.probe?.kind === 'recovery');
     assert.ok(probe, 'the decision record names the probe');
     assert.deepEqual(probe.probe, { account: 'a', kind: 'recovery' });
     assert.equal(probe.selectionReason, 'recovery_probe');
