@@ -134,9 +134,10 @@ describe('recovery: no account benched after it recovered', () => {
       clientKey: 'recovery-key-0123456789',
       accounts: specs().map((a) => ({ label: a.label, accessToken: a.accessToken, refreshToken: a.refreshToken })),
     };
+    let first: RunningRouter | undefined;
     let second: RunningRouter | undefined;
     try {
-      const first = await startRouter({ config, log: silentLogger, pollUsage: false });
+      first = await startRouter({ config, log: silentLogger, pollUsage: false });
       sim.injectFault('a', { kind: 'exhaust', window: '7d', resetInMs: 3 * DAY });
       assert.equal((await callRouter({ router: first } as Harness, { session: 's1' })).headers['x-claude-router-account'], 'b');
       await first.close();
@@ -150,6 +151,7 @@ describe('recovery: no account benched after it recovered', () => {
       assert.equal(r.headers['x-claude-router-account'], 'a');
       assert.equal((await accountOf(h2, 'a')).coolingUntil, null);
     } finally {
+      await first?.close();
       await second?.close();
       await sim.close();
       rmSync(stateDir, { recursive: true, force: true });

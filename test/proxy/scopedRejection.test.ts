@@ -8,7 +8,7 @@ import { strict as assert } from 'node:assert';
 import { mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { startRouter } from '../../src/cli/runtime';
+import { startRouter, type RunningRouter } from '../../src/cli/runtime';
 import { silentLogger } from '../../src/proxy/log';
 import { startFakeUpstream } from '../../src/sim';
 import { accounts, callRouter, messagesBody, readDecisions, type Harness } from '../support/routerHarness';
@@ -36,8 +36,10 @@ describe('model-scoped rejections are remembered until their reset', () => {
       accounts: spec.map((a) => ({ label: a.label, accessToken: a.accessToken, refreshToken: a.refreshToken })),
     };
     const sonnetOnA = () => sim.requests.filter((q) => q.account === 'a' && q.path.startsWith('/v1/messages?') && q.model?.includes('sonnet')).length;
+    let first: RunningRouter | undefined;
+    let second: RunningRouter | undefined;
     try {
-      const first = await startRouter({ config, log: silentLogger, pollUsage: false, now });
+      first = await startRouter({ config, log: silentLogger, pollUsage: false, now });
       const h1 = { router: first } as Harness;
       sim.injectFault('a', { kind: 'exhaust', window: '7d_sonnet', resetInMs: 3 * DAY });
       assert.equal((await callRouter(h1, { session: 's1', body: SONNET })).headers['x-claude-router-account'], 'b');
@@ -55,14 +57,12 @@ describe('model-scoped rejections are remembered until their reset', () => {
       assert.ok(Math.abs(verdict.resetMs - (t - 16 * 60_000 + 3 * DAY)) < 60_000, 'until the window resets');
 
       t += 60 * 60_000;
-      const second = await startRouter({ config, log: silentLogger, pollUsage: false, now });
-      try {
-        assert.equal((await callRouter({ router: second } as Harness, { session: 's4', body: SONNET })).headers['x-claude-router-account'], 'b');
-        assert.equal(sonnetOnA(), 1, 'not re-probed after a restart either');
-      } finally {
-        await second.close();
-      }
+      second = await startRouter({ config, log: silentLogger, pollUsage: false, now });
+      assert.equal((await callRouter({ router: second } as Harness, { session: 's4', body: SONNET })).headers['x-claude-router-account'], 'b');
+      assert.equal(sonnetOnA(), 1, 'not re-probed after a restart either');
     } finally {
+      await first?.close();
+      await second?.close();
       await sim.close();
       rmSync(stateDir, { recursive: true, force: true });
     }

@@ -166,24 +166,19 @@ describe('quota/cooldown: usage-endpoint evidence of a recovery', () => {
     };
   };
 
-  it('a reading sent 5 minutes or more after the cooldown, below 80 % in its window, clears it', () => {
+  it('a reading sent 5 minutes or more after the cooldown, below 80 % in its windows, clears it; within the lag, at 80 % or more, or lacking a window it does not', () => {
     assert.equal(cooldownClearedBy(cooled(), reading(5 * MIN, 0), NOW + 5 * MIN), true);
     assert.equal(cooldownClearedBy(cooled(['5h', '7d']), reading(6 * MIN, 0.3, 0.2), NOW + 6 * MIN), true);
     assert.equal(cooldownClearedBy(cooled(['unified']), reading(6 * MIN, 0.3, 0.2), NOW + 6 * MIN), true);
-  });
-  it('a reading within the lag, at 80 % or more, or about another window does not', () => {
     assert.equal(cooldownClearedBy(cooled(), reading(5 * MIN - 1, 0), NOW + 5 * MIN - 1), false, 'within the lag');
     assert.equal(cooldownClearedBy(cooled(), reading(10 * MIN, 0.85), NOW + 10 * MIN), false, 'allowed_warning is no proof');
     assert.equal(cooldownClearedBy(cooled(['5h', '7d']), reading(10 * MIN, 0.1, 1), NOW + 10 * MIN), false, 'every cooled window must read allowed');
     assert.equal(cooldownClearedBy(cooled(['unified']), { ...reading(10 * MIN, 0.1), session: undefined }, NOW + 10 * MIN), false, 'a window the reading lacks proves nothing');
-  });
-  it('quota evidence never clears a transient or auth cooldown', () => {
+    // Quota evidence never clears a transient or auth cooldown.
     for (const reason of ['throttle', 'overloaded', 'server_error', 'forbidden', 'needs_sign_in'] as CooldownReason[]) {
       assert.equal(cooldownClearedBy(cooled(['7d'], reason), reading(30 * MIN, 0), NOW + 30 * MIN), false, reason);
     }
-  });
-  it('a reading sent before the cooldown was set never clears it, however late it arrives', () => {
-    assert.equal(cooldownClearedBy(cooled(), reading(30 * MIN, 0), NOW - 1), false);
+    assert.equal(cooldownClearedBy(cooled(), reading(30 * MIN, 0), NOW - 1), false, 'sent before the cooldown was set, however late it arrives');
   });
 
   it('suggests a recovery (a probe) when the cooled window reads below its limit after the cooldown began, or has reset', () => {

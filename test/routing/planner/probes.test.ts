@@ -21,18 +21,13 @@ describe('routing/planner: evidence probes — an account with unknown quota is 
     assert.equal(p.decidedBy, 'modify');
     assert.deepEqual(p.probe, { account: 'b', kind: 'evidence' });
     assert.deepEqual(ids(plan(pool(1, 1)).order).slice(0, 1), ['c'], 'one request at a time per account');
-  });
 
-  it('a lone request keeps known quota first', () => {
-    const p = plan(pool(0));
-    assert.equal(p.order[0].id, 'a');
-    assert.equal(p.probe, undefined);
-  });
-
-  it('a bound session is never the probe', () => {
-    const p = plan(pool(1), { sessionId: 's', binding: { account: 'a', lastServedAtMs: NOW } }, { sessionAffinity: true });
-    assert.equal(p.order[0].id, 'a');
-    assert.equal(p.probe, undefined);
+    const lone = plan(pool(0));
+    assert.equal(lone.order[0].id, 'a', 'a lone request keeps known quota first');
+    assert.equal(lone.probe, undefined);
+    const bound = plan(pool(1), { sessionId: 's', binding: { account: 'a', lastServedAtMs: NOW } }, { sessionAffinity: true });
+    assert.equal(bound.order[0].id, 'a', 'a bound session is never the probe');
+    assert.equal(bound.probe, undefined);
   });
 });
 
@@ -40,18 +35,15 @@ describe('routing/planner: recovery probes — a cooled account whose quota read
   const cooldown: Cooldown = { untilMs: NOW + 3 * DAY, reason: 'window_exhausted', setAtMs: NOW - 10 * MIN, windows: ['7d'] };
   const pool = () => [{ ...acct('a', 0, { cooldown }), probe: 'recovery' as const, cooldownReason: 'window_exhausted' }, acct('b', 1, { snap: snap({ w: { used: 0.1 } }) })];
 
-  it('under every strategy, for a request without an active binding; its verdict names the re-check', () => {
+  it('under every strategy, for a request without an active binding (never ahead of one); its verdict names the re-check', () => {
     for (const strategy of STRATEGY_NAMES) {
       const p = plan(pool(), {}, { strategy, singleAccountLabel: 'a' });
       assert.equal(p.order[0].id, 'a', strategy);
       assert.deepEqual(p.probe, { account: 'a', kind: 'recovery' }, strategy);
       assert.deepEqual(p.verdicts[0].filter, { code: 'recovery_probe', untilMs: NOW + 3 * DAY }, strategy);
     }
-  });
-
-  it('never ahead of an active binding', () => {
-    const p = plan(pool(), { sessionId: 's', binding: { account: 'b', lastServedAtMs: NOW } }, { sessionAffinity: true });
-    assert.equal(p.order[0].id, 'b');
-    assert.equal(p.probe, undefined);
+    const bound = plan(pool(), { sessionId: 's', binding: { account: 'b', lastServedAtMs: NOW } }, { sessionAffinity: true });
+    assert.equal(bound.order[0].id, 'b');
+    assert.equal(bound.probe, undefined);
   });
 });
