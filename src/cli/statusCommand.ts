@@ -21,6 +21,7 @@ export function formatStatusTable(s: StatusReport, now = Date.now()): string {
       a.primary ? 'primary' : '',
       a.fallback ? 'fallback' : '',
       a.coolingUntil ? `${a.coolingReason} ${timeUntil(a.coolingUntil, now)}` : '',
+      a.recheck?.state === 'backing_off' ? `re-check failed, next in ${timeUntil(a.recheck.nextAt, now)}` : a.recheck ? 'reads recovered, re-checking' : '',
       a.evidence.freshness !== 'fresh' ? `quota ${a.evidence.freshness}` : '',
     ]
       .filter(Boolean)
