@@ -51,7 +51,8 @@ export function registerResetCooldown(accounts: Command, done: (code: number) =>
     .option('--key <key>', 'the client key (visible to other users: prefer CLAUDE_ROUTER_KEY)')
     .addHelpText('after', '\nThe client key comes from the state directory, else CLAUDE_ROUTER_KEY.\n\nExample:\n  $ claude-router accounts reset-cooldown work\n')
     .action(async (label: string, opts: ProxyTarget) => {
-      if (opts.key !== undefined) process.stderr.write(commandLineWarning('--key', 'CLAUDE_ROUTER_KEY', 'set CLAUDE_ROUTER_KEY instead, or pass --config so the key is read from the state directory'));
+      if (opts.key !== undefined)
+        process.stderr.write(commandLineWarning('--key', 'CLAUDE_ROUTER_KEY', 'set CLAUDE_ROUTER_KEY instead, or pass --config so the key is read from the state directory'));
       done(await runResetCooldown(label, opts));
     });
 }

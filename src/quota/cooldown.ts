@@ -129,9 +129,7 @@ export function cooldownClearedBy(cooldown: Cooldown, snapshot: QuotaSnapshot, s
 export function recoverySuggested(cooldown: Cooldown, snapshot: QuotaSnapshot | undefined, nowMs: number): boolean {
   if (cooldown.reason !== 'window_exhausted' || !isCoolingDown(cooldown, nowMs) || !snapshot) return false;
   return cooledWindows(cooldown, snapshot).every(
-    (w) =>
-      w !== undefined &&
-      (renewed(w, nowMs) || ((w.observedAtMs ?? snapshot.observedAtMs) > cooldown.setAtMs && !isRejectionStatus(w.status) && (w.utilization ?? 0) < 1)),
+    (w) => w !== undefined && (renewed(w, nowMs) || ((w.observedAtMs ?? snapshot.observedAtMs) > cooldown.setAtMs && !isRejectionStatus(w.status) && (w.utilization ?? 0) < 1)),
   );
 }
 

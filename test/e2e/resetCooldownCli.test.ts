@@ -45,8 +45,10 @@ describe('e2e: claude-router accounts reset-cooldown', function () {
     const started = await startRouterCli(config);
     proc = started.proc;
     // The start-up sweep reads both accounts first, so the fault below is met by a request, not by a usage reading.
-    for (const end = Date.now() + 10_000; ; ) {
-      const st = (await (await request(`${started.url}/status`, { headers: { 'x-claude-router-key': KEY } })).body.json()) as { accounts: { evidence: { source: string | null } }[] };
+    for (const end = Date.now() + 10_000; ;) {
+      const st = (await (await request(`${started.url}/status`, { headers: { 'x-claude-router-key': KEY } })).body.json()) as {
+        accounts: { evidence: { source: string | null } }[];
+      };
       if (st.accounts.every((a) => a.evidence.source === 'usage')) break;
       assert.ok(Date.now() < end, 'the start-up sweep read both accounts');
       await new Promise((r) => setTimeout(r, 100));

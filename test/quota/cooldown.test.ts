@@ -183,7 +183,11 @@ describe('quota/cooldown: usage-endpoint evidence of a recovery', () => {
 
   it('suggests a recovery (a probe) when the cooled window reads below its limit after the cooldown began, or has reset', () => {
     assert.equal(recoverySuggested(cooled(), reading(MIN, 0.85), NOW + MIN), true, 'below 100 % after it began');
-    assert.equal(recoverySuggested(cooled(), { ...reading(-MIN, 0), weekly: { status: 'rejected', utilization: 1, resetAtMs: NOW + HOUR } }, NOW + 2 * HOUR), true, 'its reset has passed');
+    assert.equal(
+      recoverySuggested(cooled(), { ...reading(-MIN, 0), weekly: { status: 'rejected', utilization: 1, resetAtMs: NOW + HOUR } }, NOW + 2 * HOUR),
+      true,
+      'its reset has passed',
+    );
   });
   it('suggests nothing from evidence taken before the cooldown, a rejected window, an unknown reset, or another reason', () => {
     assert.equal(recoverySuggested(cooled(), reading(-1, 0), NOW + MIN), false, 'observed before it began');

@@ -40,7 +40,14 @@ describe('routing/probe: one re-check in flight per account, backing off when it
 
 describe('routing/probe: which accounts a probe re-checks', () => {
   const cooled = (windows = ['7d']): Cooldown => ({ untilMs: NOW + 3 * DAY, reason: 'window_exhausted', setAtMs: NOW - 10 * MIN, windows });
-  const facts = (over: Partial<Parameters<typeof probeKindOf>[0]>) => ({ metrics: metricsOf(undefined), cooldown: undefined, snapshot: undefined, needsSignIn: false, reportsQuota: true, ...over });
+  const facts = (over: Partial<Parameters<typeof probeKindOf>[0]>) => ({
+    metrics: metricsOf(undefined),
+    cooldown: undefined,
+    snapshot: undefined,
+    needsSignIn: false,
+    reportsQuota: true,
+    ...over,
+  });
 
   it('a window cooldown whose window reads recovered: a recovery probe', () => {
     const reading = snap({ source: 'usage', age: MIN, w: { used: 0, status: 'allowed', resetIn: 7 * DAY } });

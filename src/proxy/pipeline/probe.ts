@@ -18,10 +18,7 @@ import type { RequestContext } from './context';
 export function probeFor(state: RouterState, label: string, reportsQuota: boolean, metrics: AccountMetrics, now: number): ProbeKind | undefined {
   // Most accounts are usable with known quota: nothing to look up.
   if (!reportsQuota || (metrics.unusableReason !== 'cooldown' && !(metrics.usable && metrics.freshness === 'unknown'))) return undefined;
-  const kind = probeKindOf(
-    { metrics, cooldown: state.cooldowns.get(label), snapshot: state.snapshots.get(label), needsSignIn: state.needsSignIn.has(label), reportsQuota },
-    now,
-  );
+  const kind = probeKindOf({ metrics, cooldown: state.cooldowns.get(label), snapshot: state.snapshots.get(label), needsSignIn: state.needsSignIn.has(label), reportsQuota }, now);
   return kind !== undefined && state.probes.may(label, now) ? kind : undefined;
 }
 

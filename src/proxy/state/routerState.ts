@@ -102,7 +102,7 @@ export class RouterState {
     const planned = planScopedCooldown(cls, nowMs);
     if (!planned) return;
     let scoped = this.scopedCooldowns.get(account);
-    if (!scoped) this.scopedCooldowns.set(account, (scoped = new Map()));
+    if (!scoped) this.scopedCooldowns.set(account, (scoped = new Map<string, Cooldown>()));
     scoped.set(planned.family, mergeCooldown(scoped.get(planned.family), planned.cooldown));
     this.changed();
   }
@@ -204,7 +204,9 @@ export class RouterState {
       needsSignIn: Object.fromEntries(this.needsSignIn),
       bindings: this.affinity.live(now),
       scopedCooldowns: Object.fromEntries(
-        [...this.scopedCooldowns].map(([account, m]) => [account, Object.fromEntries([...m].filter(([, c]) => c.untilMs > now))] as const).filter(([, m]) => Object.keys(m).length > 0),
+        [...this.scopedCooldowns]
+          .map(([account, m]) => [account, Object.fromEntries([...m].filter(([, c]) => c.untilMs > now))] as const)
+          .filter(([, m]) => Object.keys(m).length > 0),
       ),
     };
   }
@@ -269,7 +271,7 @@ export class RouterState {
       for (const [family, c] of Object.entries(families)) {
         if (!c || typeof c.untilMs !== 'number' || !(c.untilMs > now)) continue;
         let mine = this.scopedCooldowns.get(account);
-        if (!mine) this.scopedCooldowns.set(account, (mine = new Map()));
+        if (!mine) this.scopedCooldowns.set(account, (mine = new Map<string, Cooldown>()));
         mine.set(family, mergeCooldown(mine.get(family), c));
       }
     }
