@@ -77,6 +77,8 @@ export function replanOrder(r: DecisionRecord): string[] {
       metrics: metricsFromRecord(c.metrics),
       priority: si.accounts[c.account]?.priority,
       costTier: si.accounts[c.account]?.costTier,
+      // The probe table is not in the record; the probe it gave is.
+      probe: r.probe?.account === c.account ? r.probe.kind : undefined,
     }));
   const primary = r.candidates.find((c) => c.primary)?.account;
   const policy: RoutingPolicy = {

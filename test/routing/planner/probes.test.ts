@@ -1,5 +1,8 @@
 import { strict as assert } from 'node:assert';
+import { buildDecisionRecord } from '../../../src/routing/decision';
 import { planRoute, type PlanAccount } from '../../../src/routing/plan';
+import { replayDecisions } from '../../../src/routing/replay';
+import { DEFAULT_POLICY } from '../../../src/routing/policy';
 import { STRATEGY_NAMES } from '../../../src/routing/planner/strategies/registry';
 import type { Cooldown } from '../../../src/quota/types';
 import { DAY, MIN, NOW, acct, ids, planInput, snap } from '../builders';
@@ -45,5 +48,22 @@ describe('routing/planner: recovery probes — a cooled account whose quota read
     const bound = plan(pool(), { sessionId: 's', binding: { account: 'b', lastServedAtMs: NOW } }, { sessionAffinity: true });
     assert.equal(bound.order[0].id, 'b');
     assert.equal(bound.probe, undefined);
+  });
+
+  it('replay plans a probe’s decision again exactly, from the record alone', () => {
+    for (const strategy of ['round-robin', 'reset-drain', 'capacity-weighted']) {
+      const policy = { ...DEFAULT_POLICY, strategy };
+      const p = plan(pool(), { sessionId: null }, { strategy });
+      assert.equal(p.probe?.account, 'a', strategy);
+      const record = buildDecisionRecord(
+        { ts: new Date(NOW).toISOString(), requestId: 'r', stickyKeySource: 'none', stickyKind: 'none', stickyKeyHash: null, path: '/v1/messages', model: null, stream: false },
+        p,
+        policy,
+        { servedBy: 'a', servedByFallback: false, attempts: [], outcome: 'success', status: 200, usage: null, durationMs: 1 },
+      );
+      assert.deepEqual(record.probe, { account: 'a', kind: 'recovery' });
+      const replay = replayDecisions([JSON.parse(JSON.stringify(record))], 'expiry-first');
+      assert.deepEqual(replay.differences, [], strategy);
+    }
   });
 });
