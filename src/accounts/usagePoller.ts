@@ -1,12 +1,15 @@
 /**
  * Polls `GET /api/oauth/usage` for accounts whose quota evidence is missing
  * or due for a refresh (docs/routing.md#freshness: a `refresh_due` snapshot
- * "triggers a usage-endpoint refresh"). The endpoint is itself rate-limited
+ * "triggers a usage-endpoint refresh"), and for accounts cooled for an
+ * exhausted window, which earn no header evidence while they serve nothing
+ * (docs/routing.md#recovery). The endpoint is itself rate-limited
  * per account and per IP (docs/anthropic-api.md#usage-endpoint), so calls are paced globally,
  * jittered, spaced per account, and a 429's `retry-after` pauses all polling.
- * Live response headers are preferred: an account with fresh evidence is
- * never polled. A 403 (long-lived setup-token without `user:profile`) stops
- * polling that account for good.
+ * At start every due account is read once, one call a second (the start-up
+ * sweep), then one call per tick. Otherwise live response headers are
+ * preferred: an account with fresh evidence is not polled. A 403 (long-lived
+ * setup-token without `user:profile`) stops polling that account for good.
  */
 import { request, type Dispatcher } from 'undici';
 import { parseUsagePayload } from '../quota/usage';
@@ -22,6 +25,8 @@ export interface UsagePollerOptions {
   accounts: () => readonly string[];
   /** Current freshness of an account's evidence. */
   freshness: (label: string) => QuotaFreshness;
+  /** An account to read even while its evidence is fresh (cooled for an exhausted window: it serves nothing, so nothing refreshes it). */
+  wantsReading?: (label: string) => boolean;
   credentials: (label: string) => Promise<Credentials>;
   /** Stores a snapshot; `sentAtMs` is when the usage request was sent (epoch ms). */
   record: (label: string, snapshot: QuotaSnapshot, sentAtMs: number) => void;
@@ -34,6 +39,8 @@ export interface UsagePollerOptions {
   perAccountMs?: number;
   /** Random jitter added to a tick, ms (default 3 s). */
   jitterMs?: number;
+  /** Between two calls of the start-up sweep, ms (default 1 s, plus up to half of it as jitter). */
+  sweepSpacingMs?: number;
 }
 
 export class UsagePoller {
@@ -42,25 +49,38 @@ export class UsagePoller {
   private readonly unavailable = new Set<string>();
   private pausedUntil = 0;
   private busy = false;
+  /** Counts start() and stop() calls: a tick of an earlier run schedules nothing. */
+  private runs = 0;
   private readonly now: () => number;
 
   constructor(private readonly opts: UsagePollerOptions) {
     this.now = opts.now ?? Date.now;
   }
 
+  /**
+   * Starts polling: the start-up sweep first — a call at once, then one every `sweepSpacingMs` while
+   * an account is due — then one call per tick (`tickMs` plus jitter).
+   */
   start(): void {
     if (this.timer) return;
-    const schedule = () => {
-      const delay = (this.opts.tickMs ?? 15_000) + Math.random() * (this.opts.jitterMs ?? 3_000);
+    const run = ++this.runs;
+    const spacing = this.opts.sweepSpacingMs ?? 1_000;
+    let sweeping = true;
+    const schedule = (delay: number) => {
       this.timer = setTimeout(() => {
-        void this.tick().finally(schedule);
+        void this.tick().finally(() => {
+          if (run !== this.runs) return; // stopped (and maybe started again) meanwhile
+          sweeping &&= this.due(this.now()) !== undefined;
+          schedule(sweeping ? spacing + Math.random() * (spacing / 2) : (this.opts.tickMs ?? 15_000) + Math.random() * (this.opts.jitterMs ?? 3_000));
+        });
       }, delay);
       this.timer.unref();
     };
-    schedule();
+    schedule(0);
   }
 
   stop(): void {
+    this.runs++;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
   }
@@ -71,8 +91,7 @@ export class UsagePoller {
     const spacing = this.opts.perAccountMs ?? 300_000;
     return this.opts.accounts().find((label) => {
       if (this.unavailable.has(label)) return false;
-      const f = this.opts.freshness(label);
-      if (f === 'fresh') return false;
+      if (this.opts.freshness(label) === 'fresh' && !this.opts.wantsReading?.(label)) return false;
       return now - (this.lastPolled.get(label) ?? -Infinity) >= spacing;
     });
   }

@@ -4,7 +4,7 @@
  *   claude-router start [--config proxy-config.yaml] [--port N]
  *   claude-router status [--config F] [--json]
  *   claude-router demo [--port N]
- *   claude-router accounts list|add|import|remove …
+ *   claude-router accounts list|add|import|remove|reset-cooldown …
  *   claude-router rotate-key [--config F]
  *   claude-router report <decisions.jsonl>…
  *   claude-router replay <decisions.jsonl>… --ranking expiry-first
@@ -21,6 +21,7 @@ import { runStatus } from './statusCommand';
 import { runAccounts, type AccountsOptions } from './accountsCommand';
 import { runDemo } from './demo';
 import { runRotateKey } from './keyCommand';
+import { registerResetCooldown } from './resetCooldownCommand';
 import { runReplay, runReport } from './logCommands';
 import { configForStart, parsePort, UsageError, waitForSignal } from './args';
 import { commandLineWarning } from './secretInput';
@@ -168,6 +169,7 @@ export function buildProgram(done: (code: number) => void): Command {
     .addOption(configOption())
     .addHelpText('after', example('claude-router accounts remove work'))
     .action(async (label: string | undefined, opts: AccountsOptions) => done(await runAccounts('remove', opts, label === undefined ? [] : [label])));
+  registerResetCooldown(accounts, done);
 
   program
     .command('rotate-key')

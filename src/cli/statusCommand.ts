@@ -3,12 +3,9 @@
  * key from the state directory, sent only after the holder of the port proved
  * it knows the key: src/proxy/http/identity.ts) and prints the pool as a table.
  */
-import { DEFAULT_SERVER_SETTINGS } from '../config/schema';
 import type { StatusReport } from '../proxy/status/status';
 import { fetchFromRouter } from '../proxy/http/identity';
-import { configFromArgs, UsageError } from './args';
-import { stateDirOf } from './runtime';
-import { readClientKey, runningProxyUrl } from './stateDir';
+import { runningProxy } from './runningProxy';
 import { eligibilityText, timeUntil } from '../proxy/status/statusView';
 import { formatDuration } from '../quota/duration';
 
@@ -24,6 +21,7 @@ export function formatStatusTable(s: StatusReport, now = Date.now()): string {
       a.primary ? 'primary' : '',
       a.fallback ? 'fallback' : '',
       a.coolingUntil ? `${a.coolingReason} ${timeUntil(a.coolingUntil, now)}` : '',
+      a.recheck?.state === 'backing_off' ? `re-check failed, next in ${timeUntil(a.recheck.nextAt, now)}` : a.recheck ? 'reads recovered, re-checking' : '',
       a.evidence.freshness !== 'fresh' ? `quota ${a.evidence.freshness}` : '',
     ]
       .filter(Boolean)
@@ -61,13 +59,7 @@ export function formatStatusTable(s: StatusReport, now = Date.now()): string {
 }
 
 export async function runStatus(values: { config?: string; json?: boolean; url?: string; key?: string }): Promise<number> {
-  const { config } = await configFromArgs(values.config);
-  const dir = stateDirOf(config);
-  // Reading status never creates a key: a missing one means the wrong state directory.
-  const key = values.key ?? process.env.CLAUDE_ROUTER_KEY ?? config.clientKey ?? readClientKey(dir);
-  if (!key) throw new UsageError(`no client key in ${dir}; pass --config <file> of the running proxy, or set CLAUDE_ROUTER_KEY`);
-  const host = config.listen?.host ?? DEFAULT_SERVER_SETTINGS.host;
-  const url = values.url ?? runningProxyUrl(dir) ?? `http://${host.includes(':') ? `[${host}]` : host}:${config.listen?.port ?? DEFAULT_SERVER_SETTINGS.port}`;
+  const { url, key } = await runningProxy(values);
   let res;
   try {
     [res] = await fetchFromRouter(url, key, ['/status'], { timeoutMs: 5_000 });

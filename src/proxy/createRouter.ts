@@ -17,6 +17,7 @@ import { tokenSaveLog, type Logger } from './log';
 import { DecisionLog } from './state/decisionLog';
 import { persistState, type StatePersistence } from './state/persistence';
 import { RouterState } from './state/routerState';
+import { isCoolingDown } from '../quota/cooldown';
 
 export interface RouterOptions {
   config: RuntimeConfig;
@@ -82,6 +83,7 @@ export async function createRouter(opts: RouterOptions): Promise<Router> {
     baseUrl: () => engine.config.upstreamBaseUrl,
     accounts: () => engine.config.accounts.filter((a) => a.enabled && a.kind === 'oauth').map((a) => a.label),
     freshness: (label) => engine.metricsFor(engine.config, null, now()).get(label)?.freshness ?? 'unknown',
+    wantsReading: (label) => coolingForQuota(state, label, now()),
     credentials: (label) => tokens.current(label),
     record: (label, snapshot, sentAtMs) => state.recordEvidence(label, snapshot, sentAtMs),
     log: (m) => log.info(m),
@@ -114,4 +116,12 @@ export async function createRouter(opts: RouterOptions): Promise<Router> {
     return false;
   };
   return { engine, state, tokens, poller, decisions, persistence, server, roleChanged, close };
+}
+
+/** Cooled for an exhausted window, account-wide or for a model family, at `now` (epoch ms): it earns no header evidence for it. */
+function coolingForQuota(state: RouterState, label: string, now: number): boolean {
+  const c = state.cooldowns.get(label);
+  if (c?.reason === 'window_exhausted' && isCoolingDown(c, now)) return true;
+  for (const s of state.scopedCooldowns.get(label)?.values() ?? []) if (isCoolingDown(s, now)) return true;
+  return false;
 }

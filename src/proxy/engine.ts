@@ -10,7 +10,7 @@ import type { TokenManager } from '../accounts/tokenManager';
 import type { AccountMetrics } from '../routing/metrics';
 import type { DecisionRecord } from '../routing/decision';
 import { BodyBudget, type RequestBody } from './http/body';
-import { endChangeStreams, routerStatus } from './http/localEndpoints';
+import { endChangeStreams, resetAccountCooldown, routerStatus, type ResetCooldownAnswer } from './http/localEndpoints';
 import type { Logger } from './log';
 import { attempt } from './pipeline/attempt';
 import { authenticate } from './pipeline/authenticate';
@@ -191,6 +191,11 @@ export class RouterEngine {
   /** The `/status` report (no secrets). */
   status(): StatusReport {
     return routerStatus(this.services);
+  }
+
+  /** A person's "Reset Cooldown" of `label` (see resetAccountCooldown); undefined when no account has that label. */
+  resetCooldown(label: string): ResetCooldownAnswer | undefined {
+    return resetAccountCooldown(this.services, label);
   }
 
   /** The most recent decision records, newest last. */

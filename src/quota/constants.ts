@@ -41,6 +41,14 @@ export const USAGE_WARNING_FRACTION = 0.8;
 /** A rejected window without a usable future reset cools the account for this long: 10 min, in ms. */
 export const WINDOW_EXHAUSTED_FALLBACK_MS = 10 * 60_000;
 
+/**
+ * How far the usage endpoint may lag the upstream's limiter: 5 min, in ms. A usage reading clears a
+ * `window_exhausted` cooldown only when its request was sent at least this long after the cooldown
+ * was set; an earlier one only suggests a recovery probe (docs/routing.md#recovery). Equal to the
+ * poller's spacing per account, so the next reading of a cooled account is past it.
+ */
+export const USAGE_EVIDENCE_LAG_MS = 5 * 60_000;
+
 /** A `window_exhausted` cooldown never lasts longer than this from now: 8 days, in ms (a 7d window plus slack). */
 export const WINDOW_EXHAUSTED_CEILING_MS = 8 * 24 * 60 * 60_000;
 

@@ -11,11 +11,12 @@ import {
   SERVER_ERROR_COOLDOWN_MS,
   THROTTLE_CEILING_MS,
   THROTTLE_FLOOR_MS,
+  USAGE_EVIDENCE_LAG_MS,
   WINDOW_EXHAUSTED_CEILING_MS,
   WINDOW_EXHAUSTED_FALLBACK_MS,
 } from './constants';
 import { isAllowedStatus, isRejectionStatus, normalizeStatus } from './status';
-import type { Cooldown, CooldownReason, QuotaSnapshot, ResponseClass } from './types';
+import type { Cooldown, CooldownReason, QuotaSnapshot, QuotaWindow, ResponseClass } from './types';
 
 /** `ms` clamped to [floor, ceiling]; a non-finite `ms` reads as `fallback`. */
 function clamp(ms: number | undefined, fallback: number, floor: number, ceiling: number): number {
@@ -87,18 +88,28 @@ export function mergeCooldown(existing: Cooldown | undefined, next: Cooldown): C
 const CLEARABLE: ReadonlySet<CooldownReason> = new Set<CooldownReason>(['window_exhausted', 'throttle']);
 
 /**
- * True when `snapshot` lifts `cooldown` early. All must hold:
- * - the reason is `window_exhausted` or `throttle` (never `forbidden`, `needs_sign_in`,
- *   `overloaded`, `server_error` — quota headers say nothing about those);
- * - the snapshot is live evidence: `source === 'headers'` (a response from this account), not the
- *   usage endpoint, which lags and is paced (docs/anthropic-api.md#usage-endpoint: prefer live header evidence);
- * - it was observed strictly after the cooldown was set (`observedAtMs > setAtMs`), so the very
- *   response that set the cooldown never clears it;
- * - it shows the account allowed: the unified status is allowed or absent, neither 5h nor 7d is a
- *   rejection, and at least one of unified/5h/7d carries an allowed status (an empty snapshot
- *   proves nothing).
+ * True when `snapshot` — the account's evidence once a new reading, whose request was sent at
+ * `sentAtMs` (epoch ms; default the snapshot's observation time), is merged in — lifts `cooldown` early. The reading must have been sent
+ * strictly after the cooldown was set (a request already in flight proves nothing). Then:
+ * - header evidence (`source === 'headers'`, a response of this account): the reason is
+ *   `window_exhausted` or `throttle` (never `forbidden`, `needs_sign_in`, `overloaded`,
+ *   `server_error` — quota headers say nothing about those); it was observed strictly after the
+ *   cooldown was set (the very response that set it never clears it); and it shows the account
+ *   allowed: the unified status allowed or absent, neither 5h nor 7d a rejection, and at least one
+ *   of unified/5h/7d allowed (an empty snapshot proves nothing);
+ * - usage-endpoint evidence (`source === 'usage'`, which lags the limiter:
+ *   docs/anthropic-api.md#usage-endpoint): only a `window_exhausted` cooldown (quota evidence never
+ *   clears a transient or auth cooldown), only when the reading was sent at least
+ *   {@link USAGE_EVIDENCE_LAG_MS} (5 min) after the cooldown was set, and only when every window
+ *   the cooldown is about (`5h`, `7d`; `unified` or none: both) reads `allowed` — below 80 %, the
+ *   status the endpoint implies (src/quota/usage.ts) — or has reset.
  */
-export function cooldownClearedBy(cooldown: Cooldown, snapshot: QuotaSnapshot): boolean {
+export function cooldownClearedBy(cooldown: Cooldown, snapshot: QuotaSnapshot, sentAtMs = snapshot.observedAtMs): boolean {
+  if (!(sentAtMs > cooldown.setAtMs)) return false;
+  if (snapshot.source === 'usage') {
+    if (cooldown.reason !== 'window_exhausted' || sentAtMs < cooldown.setAtMs + USAGE_EVIDENCE_LAG_MS) return false;
+    return cooledWindows(cooldown, snapshot).every((w) => w !== undefined && (renewed(w, snapshot.observedAtMs) || normalizeStatus(w.status) === 'allowed'));
+  }
   if (!CLEARABLE.has(cooldown.reason)) return false;
   if (snapshot.source !== 'headers') return false;
   if (!(snapshot.observedAtMs > cooldown.setAtMs)) return false;
@@ -114,6 +125,33 @@ const TRANSIENT: ReadonlySet<CooldownReason> = new Set<CooldownReason>(['throttl
 /** True for a transient cooldown reason (`throttle`, `overloaded`, `server_error`): the kinds a request may wait out (docs/routing.md#waiting). */
 export function isTransientCooldown(reason: string | undefined): boolean {
   return reason !== undefined && TRANSIENT.has(reason as CooldownReason);
+}
+
+/**
+ * True when the evidence suggests — without proving — that a `window_exhausted` cooldown still
+ * running at `nowMs` (epoch ms) is over, so one real request may re-check it
+ * (src/routing/probe.ts): every window the cooldown is about (`5h`, `7d`; `unified` or none: both)
+ * either has a known reset that has passed, or was observed after the cooldown was set and is
+ * below its limit (a status that is no rejection, under 100 %). A lagging usage reading or an
+ * answer that was already in flight can make this wrong; the probe finds out. Other reasons: false.
+ */
+export function recoverySuggested(cooldown: Cooldown, snapshot: QuotaSnapshot | undefined, nowMs: number): boolean {
+  if (cooldown.reason !== 'window_exhausted' || !isCoolingDown(cooldown, nowMs) || !snapshot) return false;
+  return cooledWindows(cooldown, snapshot).every(
+    (w) => w !== undefined && (renewed(w, nowMs) || ((w.observedAtMs ?? snapshot.observedAtMs) > cooldown.setAtMs && !isRejectionStatus(w.status) && (w.utilization ?? 0) < 1)),
+  );
+}
+
+/** The snapshot's windows a `window_exhausted` cooldown is about: `5h` the session window, `7d` the weekly one, `unified` (or none named) both. */
+function cooledWindows(cooldown: Cooldown, snapshot: QuotaSnapshot): (QuotaWindow | undefined)[] {
+  const named = cooldown.windows?.filter((w) => w === '5h' || w === '7d') ?? [];
+  const all = named.length === 0 || cooldown.windows!.includes('unified');
+  return [...(all || named.includes('5h') ? [snapshot.session] : []), ...(all || named.includes('7d') ? [snapshot.weekly] : [])];
+}
+
+/** A window whose known reset lies at or before `atMs` (epoch ms): it has started afresh. */
+function renewed(w: QuotaWindow, atMs: number): boolean {
+  return w.resetAtMs !== undefined && w.resetAtMs > 0 && w.resetAtMs <= atMs;
 }
 
 /** True while `cooldown` is active at `nowMs` (epoch ms): `nowMs < untilMs`. Undefined → false. */

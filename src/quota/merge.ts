@@ -12,11 +12,15 @@
  * - reset jitter: when the winning reset differs from the other snapshot's reset for the same
  *   window by less than {@link RESET_JITTER_MS} (60 s), the earlier-observed reset is kept — the
  *   usage endpoint's `resets_at` jitters by under a second; only an advance of a minute or more
- *   is a real rollover.
+ *   is a real rollover;
+ * - the usage endpoint reports no unified verdict, but that verdict summarises the 5h and 7d
+ *   windows: a later usage reading that shows both below their limit supersedes an older
+ *   account-wide `rejected` verdict (one whose claim is not `seven_day_<family>`), which is dropped.
  * Groups: unified (`unifiedStatus`, `unifiedResetAtMs`, `representativeClaim`), `session`,
  * `weekly`, `overage`, and each scoped family.
  */
 import { RESET_JITTER_MS, STALE_AFTER_MS } from './constants';
+import { isRejectionStatus, normalizeStatus } from './status';
 import type { OverageInfo, QuotaSnapshot, QuotaWindow, ScopedQuotaWindow } from './types';
 
 /** One group of fields plus the time it was observed (epoch ms). */
@@ -72,6 +76,14 @@ function timedUnified(s: QuotaSnapshot): Timed<Unified> | undefined {
   };
 }
 
+/** A carried account-wide `rejected` unified verdict that the later usage reading, with 5h and 7d both below their limit, supersedes. */
+function supersededRejection(unified: Timed<Unified>, later: QuotaSnapshot): boolean {
+  if (later.source !== 'usage' || !(unified.atMs < later.observedAtMs) || normalizeStatus(unified.value.status) !== 'rejected') return false;
+  if (unified.value.claim !== undefined && /^seven_day_./.test(unified.value.claim)) return false;
+  const below = (w: QuotaWindow | undefined) => w !== undefined && w.status !== undefined && !isRejectionStatus(w.status) && (w.utilization ?? 0) < 1;
+  return below(later.session) && below(later.weekly);
+}
+
 /**
  * Merges new quota evidence into the previous snapshot of the same account.
  *
@@ -87,7 +99,7 @@ export function mergeSnapshot(prev: QuotaSnapshot | undefined, next: QuotaSnapsh
   const out: QuotaSnapshot = { observedAtMs: refMs, source: later.source, scoped: {} };
 
   const unified = pick(timedUnified(prev), timedUnified(next), refMs);
-  if (unified) {
+  if (unified && !supersededRejection(unified, later)) {
     if (unified.value.status !== undefined) out.unifiedStatus = unified.value.status;
     if (unified.value.resetAtMs !== undefined) out.unifiedResetAtMs = unified.value.resetAtMs;
     if (unified.value.claim !== undefined) out.representativeClaim = unified.value.claim;

@@ -10,7 +10,7 @@
 import type { StickyKeySource, StickyKind } from './identify';
 import type { AccountMetrics } from './metrics';
 import type { RoutingPolicy } from './policy';
-import type { AffinityOutcome, CandidateVerdict, DecidingStage, RoutePlan, SelectionReason, SpillOutcome, StrategyInputs } from './plan';
+import type { AffinityOutcome, CandidateVerdict, DecidingStage, ProbeOutcome, RoutePlan, SelectionReason, SpillOutcome, StrategyInputs } from './plan';
 import type { FilterVerdict } from './planner/verdict';
 
 /** Metrics as stored: Infinity-valued fields become null. */
@@ -105,6 +105,8 @@ export interface DecisionRecord {
   candidates: RecordedCandidate[];
   affinity: AffinityOutcome;
   spill: SpillOutcome | null;
+  /** Set when the first account was tried as a probe (docs/routing.md#recovery-probes); absent otherwise. */
+  probe?: ProbeOutcome;
   policyError: string | null;
   /** Non-fallback accounts usable when the request was planned. */
   usableAccounts: number;
@@ -195,6 +197,7 @@ export function buildDecisionRecord(req: RequestFacts, plan: RoutePlan, policy: 
     candidates: recordCandidates(plan),
     affinity: plan.affinity,
     spill: plan.spill,
+    probe: plan.probe,
     policyError: plan.policyError,
     usableAccounts: countUsable(plan),
     servedBy: out.servedBy,

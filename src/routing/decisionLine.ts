@@ -8,7 +8,7 @@
  * most of a record is its candidates' metrics, and an account's metrics rarely change from one
  * request to the next, so each account's last metrics text is reused while they stay equal.
  */
-import type { AffinityOutcome, SpillOutcome } from './plan';
+import type { AffinityOutcome, ProbeOutcome, SpillOutcome } from './plan';
 import type { FilterVerdict } from './planner/verdict';
 import type { AttemptRecord, DecisionRecord, RecordedCandidate, RecordedMetrics, UsageRecord } from './decision';
 
@@ -30,7 +30,7 @@ export class DecisionLineEncoder {
       `,"selectionReason":${str(r.selectionReason)}${r.decidedBy === undefined ? '' : `,"decidedBy":${str(r.decidedBy)}`}` +
       // Only non-default strategies carry it: small, and rare enough for the generic serialiser.
       `${r.strategyInputs === undefined ? '' : `,"strategyInputs":${JSON.stringify(r.strategyInputs)}`},"rankingOrder":${strings(r.rankingOrder)},"candidates":${this.candidates(r.candidates)}` +
-      `,"affinity":${affinity(r.affinity)},"spill":${spill(r.spill)},"policyError":${strOrNull(r.policyError)},"usableAccounts":${num(r.usableAccounts)}` +
+      `,"affinity":${affinity(r.affinity)},"spill":${spill(r.spill)}${r.probe === undefined ? '' : `,"probe":${probe(r.probe)}`},"policyError":${strOrNull(r.policyError)},"usableAccounts":${num(r.usableAccounts)}` +
       `,"servedBy":${strOrNull(r.servedBy)},"servedByFallback":${r.servedByFallback},"attempts":${attempts(r.attempts)}` +
       // Only a request that waited carries it: rare enough for the generic serialiser.
       `${r.waits === undefined ? '' : `,"waits":${JSON.stringify(r.waits)}`}` +
@@ -116,6 +116,8 @@ function filterText(v: FilterVerdict): string {
       return `{"code":"over_cap","inflight":${num(v.inflight)},"cap":${num(v.cap)}}`;
     case 'cooling':
       return `{"code":"cooling","reason":${str(v.reason)},"untilMs":${numOrNull(v.untilMs)}}`;
+    case 'recovery_probe':
+      return `{"code":"recovery_probe","untilMs":${numOrNull(v.untilMs)}}`;
     case 'window_exhausted':
       return `{"code":"window_exhausted","window":${str(v.window)},"resetMs":${numOrNull(v.resetMs)}}`;
     case 'scoped_exhausted':
@@ -131,6 +133,10 @@ function affinity(a: AffinityOutcome): string {
 
 function spill(s: SpillOutcome | null): string {
   return s === null ? 'null' : `{"from":${str(s.from)},"to":${str(s.to)},"inflight":${num(s.inflight)}}`;
+}
+
+function probe(p: ProbeOutcome): string {
+  return `{"account":${str(p.account)},"kind":${str(p.kind)}}`;
 }
 
 function attempts(list: readonly AttemptRecord[]): string {

@@ -20,6 +20,8 @@ export type UnusableReason = 'cooldown' | 'hard_saturated' | 'scoped_rejected' |
 export interface MetricsInput {
   snapshot: QuotaSnapshot | undefined;
   cooldown: Cooldown | undefined;
+  /** The model-scoped cooldown of the request's model family, if one was set (src/quota/scopedCooldown.ts). */
+  scopedCooldown?: Cooldown;
   /** The account cannot authenticate until a person signs in again. */
   needsSignIn?: boolean;
 }
@@ -146,8 +148,10 @@ export function computeMetrics(input: MetricsInput, params: MetricsParams, now: 
   const scoped = scopedWindow(snap, params.modelFamily, now);
   const scopedTicking = ticking(scoped, now);
   const scopedUsed = scoped ? (scopedTicking ? (scoped.utilization ?? 0) : 0) : null;
-  const scopedResetMs = scopedTicking ? scoped.resetAtMs : Infinity;
-  const scopedRejected = !!scoped && scopedTicking && !overageEligible && (isRejection(scoped.status) || (scoped.utilization ?? 0) >= 1);
+  // A scoped rejection the upstream answered with stays in force until its reset, however old its window.
+  const scopedCooling = isCoolingDown(input.scopedCooldown, now);
+  const scopedResetMs = scopedCooling ? Math.max(input.scopedCooldown!.untilMs, scopedTicking ? scoped.resetAtMs : 0) : scopedTicking ? scoped.resetAtMs : Infinity;
+  const scopedRejected = scopedCooling || (!!scoped && scopedTicking && !overageEligible && (isRejection(scoped.status) || (scoped.utilization ?? 0) >= 1));
   const scopedSaturated = !!scoped && scopedTicking && (scopedUsed ?? 0) >= params.sessionSoftLimit;
 
   const cooling = isCoolingDown(input.cooldown, now);

@@ -23,6 +23,7 @@ export type {
   DecidingStage,
   PlanAccount,
   PlanInput,
+  ProbeOutcome,
   RoutePlan,
   SelectionReason,
   SpillOutcome,
@@ -40,7 +41,15 @@ export function planRoute(input: PlanInput): RoutePlan {
   }
 }
 
-const MODIFIER_REASONS: ReadonlySet<SelectionReason> = new Set(['session_affinity', 'preferred_primary', 'spill_inflight', 'sticky_reallocation', 'earlier_reset']);
+const MODIFIER_REASONS: ReadonlySet<SelectionReason> = new Set([
+  'session_affinity',
+  'preferred_primary',
+  'spill_inflight',
+  'sticky_reallocation',
+  'earlier_reset',
+  'recovery_probe',
+  'evidence_probe',
+]);
 
 /** The order stage's input for `input` (fallbacks excluded). */
 export function orderInput(input: PlanInput): OrderInput {
@@ -88,6 +97,7 @@ function planWithPolicy(input: PlanInput): RoutePlan {
   const decidedBy: DecidingStage = MODIFIER_REASONS.has(reason) ? 'modify' : oi.eligible.length + oi.soft.length >= 2 ? 'order' : 'filter';
   const plan = finish(full, reason, rankingOrder, m.affinity, m.spill, null, input, strategy, oi, decidedBy, m.sticky);
   if (strategy.name !== 'fill-first') plan.strategyInputs = strategyInputs(input);
+  if (m.probe) plan.probe = m.probe;
   return plan;
 }
 

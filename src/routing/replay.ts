@@ -80,6 +80,8 @@ export function replanOrder(r: DecisionRecord): string[] {
       planSize: si.accounts[c.account]?.planSize,
       latencyFactor: si.accounts[c.account]?.latencyFactor,
       recentErrorRate: si.accounts[c.account]?.recentErrorRate,
+      // The probe table is not in the record; the probe it gave is.
+      probe: r.probe?.account === c.account ? r.probe.kind : undefined,
     }));
   const primary = r.candidates.find((c) => c.primary)?.account;
   const policy: RoutingPolicy = {

@@ -14,7 +14,7 @@ import type { RouterService } from './routerService';
 const LABEL = /^[^\u0000-\u001f\u007f]{1,64}$/;
 
 /** Accepts a label argument (tree item or string) or asks for one. */
-async function pickAccount(service: RouterService, arg: unknown, placeHolder: string): Promise<string | undefined> {
+export async function pickAccount(service: RouterService, arg: unknown, placeHolder: string): Promise<string | undefined> {
   if (typeof arg === 'string') return arg;
   const fromTree = (arg as { account?: { label?: string } } | undefined)?.account?.label;
   if (fromTree) return fromTree;

@@ -5,6 +5,7 @@
 import * as vscode from 'vscode';
 import { claudeCodeEnvironment, shellExports } from '../proxy/http/clientEnv';
 import { registerAccountCommands } from './accountCommands';
+import { registerCooldownCommand } from './cooldownCommand';
 import { channelLogger } from './log';
 import { RouterModel } from './routerModel';
 import { RouterService } from './routerService';
@@ -96,7 +97,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Claude
       'Claude Router: the local client key was replaced; the old one is refused from now on. New terminals get the new key — restart "claude" from a new terminal, and copy the terminal environment again for external terminals.',
     );
   });
-  context.subscriptions.push(...registerAccountCommands(svc));
+  context.subscriptions.push(...registerAccountCommands(svc), registerCooldownCommand(svc));
   context.subscriptions.push({ dispose: () => StatusPanel.current?.dispose() });
 
   return { service: svc, model, url: () => svc.url, clientKey: () => svc.clientKey };

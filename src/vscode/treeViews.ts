@@ -49,7 +49,15 @@ export class AccountsTreeProvider implements vscode.TreeDataProvider<AccountNode
       STATE_ICONS[state],
       state === 'needs_sign_in' || state === 'saturated' ? new vscode.ThemeColor('problemsWarningIcon.foreground') : undefined,
     );
-    item.contextValue = ['account', state === 'needs_sign_in' ? 'needsSignIn' : '', a.enabled ? '' : 'disabled', a.primary ? 'primary' : '', a.fallback ? 'fallback' : '']
+    const cooling = a.coolingUntil !== null || Object.keys(a.scopedCoolingUntil ?? {}).length > 0;
+    item.contextValue = [
+      'account',
+      state === 'needs_sign_in' ? 'needsSignIn' : '',
+      a.enabled ? '' : 'disabled',
+      a.primary ? 'primary' : '',
+      a.fallback ? 'fallback' : '',
+      cooling ? 'cooling' : '',
+    ]
       .filter(Boolean)
       .join('.');
     // Theme icons off: nothing in it is an icon.

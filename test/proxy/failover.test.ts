@@ -149,6 +149,7 @@ describe('proxy failover', () => {
   it('refreshes an expired token once for two concurrent requests and never flags re-login', async () => {
     h = await startHarness(specsWithFirst('a', 'b'));
     await callRouter(h, { session: 's0' });
+    await h.router.poller.tick(); // b's quota is read: the busy first choice leaves no account without evidence to probe
     h.sim.injectFault('a', { kind: 'expire_token' });
     const [r1, r2] = await Promise.all([callRouter(h, { session: 's1' }), callRouter(h, { session: 's2' })]);
     assert.equal(r1.status, 200);

@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { cooldownClearedBy, isCoolingDown, mergeCooldown, planCooldown } from '../../src/quota/cooldown';
+import { cooldownClearedBy, isCoolingDown, mergeCooldown, planCooldown, recoverySuggested } from '../../src/quota/cooldown';
 import {
   FORBIDDEN_COOLDOWN_MS,
   OVERLOADED_CEILING_MS,
@@ -124,7 +124,7 @@ describe('quota/cooldown cooldownClearedBy', () => {
     assert.equal(cooldownClearedBy(cooldown('window_exhausted'), snap({ observedAtMs: NOW })), false);
     assert.equal(cooldownClearedBy(cooldown('window_exhausted'), snap({ observedAtMs: NOW - 1 })), false);
   });
-  it('does not clear from the usage endpoint (not live evidence)', () => {
+  it('does not clear from a usage reading taken within the endpoint’s lag', () => {
     assert.equal(cooldownClearedBy(cooldown('window_exhausted'), snap({ source: 'usage' })), false);
   });
   it('does not clear when any account-wide status is not allowed', () => {
@@ -148,5 +148,54 @@ describe('quota/cooldown isCoolingDown', () => {
     assert.equal(isCoolingDown(c, NOW + 9), true);
     assert.equal(isCoolingDown(c, NOW + 10), false);
     assert.equal(isCoolingDown(undefined, NOW), false);
+  });
+});
+
+describe('quota/cooldown: usage-endpoint evidence of a recovery', () => {
+  const MIN = 60_000;
+  const HOUR = 3_600_000;
+  const cooled = (windows: string[] = ['7d'], reason: CooldownReason = 'window_exhausted'): Cooldown => ({ untilMs: NOW + 3 * DAY, reason, setAtMs: NOW, windows });
+  /** A usage reading at NOW + `after`, 5h and 7d at the given utilisations (statuses as the endpoint implies them). */
+  const reading = (after: number, used7d: number, used5h = 0): QuotaSnapshot => {
+    const status = (u: number) => (u >= 1 ? 'rejected' : u >= 0.8 ? 'allowed_warning' : 'allowed');
+    return {
+      observedAtMs: NOW + after,
+      source: 'usage',
+      session: { status: status(used5h), utilization: used5h, resetAtMs: NOW + 4 * 3_600_000 },
+      weekly: { status: status(used7d), utilization: used7d, resetAtMs: NOW + 3 * DAY },
+      scoped: {},
+    };
+  };
+
+  it('a reading sent 5 minutes or more after the cooldown, below 80 % in its windows, clears it; within the lag, at 80 % or more, or lacking a window it does not', () => {
+    assert.equal(cooldownClearedBy(cooled(), reading(5 * MIN, 0), NOW + 5 * MIN), true);
+    assert.equal(cooldownClearedBy(cooled(['5h', '7d']), reading(6 * MIN, 0.3, 0.2), NOW + 6 * MIN), true);
+    assert.equal(cooldownClearedBy(cooled(['unified']), reading(6 * MIN, 0.3, 0.2), NOW + 6 * MIN), true);
+    assert.equal(cooldownClearedBy(cooled(), reading(5 * MIN - 1, 0), NOW + 5 * MIN - 1), false, 'within the lag');
+    assert.equal(cooldownClearedBy(cooled(), reading(10 * MIN, 0.85), NOW + 10 * MIN), false, 'allowed_warning is no proof');
+    assert.equal(cooldownClearedBy(cooled(['5h', '7d']), reading(10 * MIN, 0.1, 1), NOW + 10 * MIN), false, 'every cooled window must read allowed');
+    assert.equal(cooldownClearedBy(cooled(['unified']), { ...reading(10 * MIN, 0.1), session: undefined }, NOW + 10 * MIN), false, 'a window the reading lacks proves nothing');
+    // Quota evidence never clears a transient or auth cooldown.
+    for (const reason of ['throttle', 'overloaded', 'server_error', 'forbidden', 'needs_sign_in'] as CooldownReason[]) {
+      assert.equal(cooldownClearedBy(cooled(['7d'], reason), reading(30 * MIN, 0), NOW + 30 * MIN), false, reason);
+    }
+    assert.equal(cooldownClearedBy(cooled(), reading(30 * MIN, 0), NOW - 1), false, 'sent before the cooldown was set, however late it arrives');
+  });
+
+  it('suggests a recovery (a probe) when the cooled window reads below its limit after the cooldown began, or has reset', () => {
+    assert.equal(recoverySuggested(cooled(), reading(MIN, 0.85), NOW + MIN), true, 'below 100 % after it began');
+    assert.equal(
+      recoverySuggested(cooled(), { ...reading(-MIN, 0), weekly: { status: 'rejected', utilization: 1, resetAtMs: NOW + HOUR } }, NOW + 2 * HOUR),
+      true,
+      'its reset has passed',
+    );
+  });
+  it('suggests nothing from evidence taken before the cooldown, a rejected window, an unknown reset, or another reason', () => {
+    assert.equal(recoverySuggested(cooled(), reading(-1, 0), NOW + MIN), false, 'observed before it began');
+    assert.equal(recoverySuggested(cooled(), reading(MIN, 1), NOW + MIN), false, 'still at 100 %');
+    assert.equal(recoverySuggested(cooled(), { ...reading(-MIN, 0), weekly: { status: 'rejected', utilization: 1 } }, NOW + MIN), false, 'no known reset');
+    assert.equal(recoverySuggested(cooled(['7d'], 'throttle'), reading(MIN, 0), NOW + MIN), false);
+    assert.equal(recoverySuggested(cooled(), undefined, NOW + MIN), false);
+    assert.equal(recoverySuggested(cooled(), reading(MIN, 0), NOW + 4 * DAY), false, 'a cooldown that has ended needs no probe');
   });
 });

@@ -162,4 +162,23 @@ describe('quota/merge mergeSnapshot', () => {
     assert.equal(out.session?.status, 'rejected');
     assert.deepEqual(out.scoped['opus'], { utilization: 0.3, observedAtMs: T0 });
   });
+
+  it('a later usage reading with 5h and 7d below their limit supersedes an older account-wide rejected verdict', () => {
+    const rejected = headers(T0, { unifiedStatus: 'rejected', representativeClaim: 'seven_day', weekly: { status: 'rejected', utilization: 1, resetAtMs: R7 } });
+    const reading: QuotaSnapshot = {
+      observedAtMs: T0 + MIN,
+      source: 'usage',
+      session: { status: 'allowed', utilization: 0, resetAtMs: R5 },
+      weekly: { status: 'allowed', utilization: 0, resetAtMs: R7 },
+      scoped: {},
+    };
+    const out = mergeSnapshot(rejected, reading);
+    assert.equal(out.unifiedStatus, undefined);
+    assert.equal(out.representativeClaim, undefined);
+    assert.equal(out.weekly?.status, 'allowed');
+    const scopedClaim = mergeSnapshot({ ...rejected, representativeClaim: 'seven_day_opus' }, reading);
+    assert.equal(scopedClaim.unifiedStatus, 'rejected', 'a model-scoped verdict is not about 5h and 7d');
+    const stillFull = mergeSnapshot(rejected, { ...reading, weekly: { status: 'rejected', utilization: 1, resetAtMs: R7 } });
+    assert.equal(stillFull.unifiedStatus, 'rejected');
+  });
 });

@@ -32,7 +32,15 @@ export function accounts(...labels: string[]): SimAccountSpec[] {
 
 export async function startHarness(
   spec: SimAccountSpec[],
-  opts: { sim?: Partial<FakeUpstreamOptions>; routing?: ConfigInput['routing']; configAccounts?: ConfigInput['accounts']; env?: NodeJS.ProcessEnv; log?: Logger } = {},
+  opts: {
+    sim?: Partial<FakeUpstreamOptions>;
+    routing?: ConfigInput['routing'];
+    configAccounts?: ConfigInput['accounts'];
+    env?: NodeJS.ProcessEnv;
+    log?: Logger;
+    /** The router's clock, epoch ms (default Date.now); give the sim the same one through `sim.now`. */
+    now?: () => number;
+  } = {},
 ): Promise<Harness> {
   const sim = await startFakeUpstream({ accounts: spec, ...opts.sim });
   const stateDir = mkdtempSync(path.join(os.tmpdir(), 'router-test-'));
@@ -48,6 +56,7 @@ export async function startHarness(
     log: opts.log ?? silentLogger,
     pollUsage: false, // tests drive the poller by hand
     env: opts.env ?? {},
+    now: opts.now,
   });
   return {
     sim,

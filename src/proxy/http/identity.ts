@@ -120,7 +120,22 @@ function oneConnection(timeoutMs: number): buildConnector.connector {
  * @returns each path's status code and body text
  * @throws Error naming the holder's failure (no key in it) when the holder is not our router or does not answer
  */
-export async function fetchFromRouter(url: string, key: string, paths: string[], opts: VerifyOptions = {}): Promise<{ statusCode: number; text: string }[]> {
+export function fetchFromRouter(url: string, key: string, paths: string[], opts: VerifyOptions = {}): Promise<{ statusCode: number; text: string }[]> {
+  return askRouter(url, key, 'GET', paths, opts);
+}
+
+/**
+ * POSTs to `path` of the router at `url` (no body), sending `key` only on the connection its
+ * holder proved itself on — e.g. `/accounts/<label>/reset-cooldown`.
+ * @returns the status code and body text
+ * @throws Error as {@link fetchFromRouter}
+ */
+export async function postToRouter(url: string, key: string, path: string, opts: VerifyOptions = {}): Promise<{ statusCode: number; text: string }> {
+  const [answer] = await askRouter(url, key, 'POST', [path], opts);
+  return answer;
+}
+
+async function askRouter(url: string, key: string, method: 'GET' | 'POST', paths: string[], opts: VerifyOptions): Promise<{ statusCode: number; text: string }[]> {
   const holder = await verifyHolder(url, key, opts);
   if (holder.kind === 'free') throw new Error(`no proxy answers at ${url} (nothing listens there)`);
   if (holder.kind === 'foreign') throw new Error(`the program at ${url} could not prove it is Claude Router (${holder.why}); the client key was not sent to it`);
@@ -129,7 +144,7 @@ export async function fetchFromRouter(url: string, key: string, paths: string[],
     const headers = { 'x-claude-router-key': key };
     return await Promise.all(
       paths.map(async (path) => {
-        const res = await client.request({ method: 'GET', path, headers });
+        const res = await client.request({ method, path, headers });
         return { statusCode: res.statusCode, text: await res.body.text() };
       }),
     );

@@ -3,7 +3,8 @@
  * Claude Code's start-up probe): `GET /health`, `HEAD /api/hello`, and
  * `GET /identity?nonce=…` (proof that this is the router, see identity.ts). With the
  * key: `GET /status` (the report, no secrets), `GET /decisions?limit=N` (the
- * latest decision records) and `GET /events` (a change stream).
+ * latest decision records), `GET /events` (a change stream) and
+ * `POST /accounts/<label>/reset-cooldown` (a person's "Reset Cooldown").
  */
 import type { ServerResponse } from 'node:http';
 import { endChangeStream, openChangeStream, sendAnthropicError, sendChanged, sendJson, sendOk } from '../relay/clientAnswer';
@@ -25,6 +26,7 @@ export function serveLocal(ctx: RequestContext): boolean {
   const { path, res } = ctx;
   if (path === IDENTITY_PATH && ctx.req.method === 'GET') proveIdentity(ctx);
   else if (isOpenEndpoint(ctx)) sendOk(res, path === '/health' ? '{"status":"ok"}' : undefined);
+  else if (ctx.req.method === 'POST' && RESET_COOLDOWN_PATH.test(path)) answerResetCooldown(ctx);
   else if (ctx.req.method !== 'GET') return false;
   else if (path === '/status') sendJson(res, routerStatus(ctx.services));
   else if (path === '/decisions') {
@@ -33,6 +35,53 @@ export function serveLocal(ctx: RequestContext): boolean {
   } else if (path === '/events') streamChanges(ctx.services, res);
   else return false;
   return true;
+}
+
+/** `/accounts/<label, URL-encoded>/reset-cooldown`. */
+const RESET_COOLDOWN_PATH = /^\/accounts\/([^/]+)\/reset-cooldown$/;
+
+/** What a reset lifted (labels and reasons only), as `POST /accounts/<label>/reset-cooldown` answers it. */
+export interface ResetCooldownAnswer {
+  account: string;
+  /** The reason of the account-wide cooldown that was running (`window_exhausted`, `throttle`, …), or null. */
+  cooldown: string | null;
+  /** When it would have ended, ISO-8601, or null. */
+  cooldownUntil: string | null;
+  /** Model families whose scoped cooldown was running. */
+  scopedFamilies: string[];
+  /** Quota evidence showing a rejected window was dropped; fresh evidence is read again. */
+  droppedEvidence: boolean;
+}
+
+/**
+ * A person's "Reset Cooldown" of `label` (RouterState.resetCooldown), logged; undefined when no
+ * configured account has that label. The extension's leading window calls it directly, the CLI
+ * and following windows through `POST /accounts/<label>/reset-cooldown`.
+ */
+export function resetAccountCooldown(s: RouterServices, label: string): ResetCooldownAnswer | undefined {
+  if (!s.live.accountsByLabel.has(label)) return undefined;
+  const r = s.state.resetCooldown(label);
+  const until = r.cooldown && r.cooldown.untilMs > s.now() ? new Date(r.cooldown.untilMs).toISOString() : null;
+  s.log.info(
+    `cooldown ${label}: reset by the user${r.cooldown ? ` (was ${r.cooldown.reason}${until ? ` until ${until}` : ''})` : ''}${r.scopedFamilies.length ? `; model-scoped: ${r.scopedFamilies.join(', ')}` : ''}`,
+  );
+  return { account: label, cooldown: until ? r.cooldown!.reason : null, cooldownUntil: until, scopedFamilies: r.scopedFamilies, droppedEvidence: r.droppedEvidence };
+}
+
+/** `POST /accounts/<label>/reset-cooldown`: 200 with what was lifted, 404 for an unknown label, 400 for a body (it takes none). */
+function answerResetCooldown(ctx: RequestContext): void {
+  const { req, res } = ctx;
+  const hasBody = req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0';
+  if (hasBody) return sendAnthropicError(res, 400, 'invalid_request_error', 'Claude Router: reset-cooldown takes no body.', { connection: 'close' });
+  let label: string;
+  try {
+    label = decodeURIComponent(RESET_COOLDOWN_PATH.exec(ctx.path)![1]);
+  } catch {
+    return sendAnthropicError(res, 400, 'invalid_request_error', 'Claude Router: the account label in the path is not valid URL encoding.');
+  }
+  const answer = resetAccountCooldown(ctx.services, label);
+  if (!answer) return sendAnthropicError(res, 404, 'not_found_error', `Claude Router: no account is named ${JSON.stringify(label)}.`);
+  sendJson(res, answer);
 }
 
 /**

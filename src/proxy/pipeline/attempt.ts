@@ -16,6 +16,7 @@ import type { AttemptOutcome, RequestContext } from './context';
 import { atInflightCap, usableNow } from './eligibility';
 import { retrySameAccount } from './sameAccountRetry';
 import { replan, transientWait, waitForBoundAccount, type AfterWait } from './transientWait';
+import { endProbe, isProbeAttempt } from './probe';
 import { tryAccount, type AttemptStep } from './tryAccount';
 
 /** Server errors retried on other accounts before the last one is returned. */
@@ -61,7 +62,8 @@ export async function attempt(ctx: RequestContext): Promise<void> {
           outcome = unserved('client_abort', 499, attempts);
           break rounds;
         }
-        if (!usableNow(ctx, account.id)) {
+        const probing = isProbeAttempt(ctx, account.id);
+        if (!probing && !usableNow(ctx, account.id)) {
           const next = await waitForBoundAccount(ctx, account);
           if (next === 'replan') {
             replan(ctx);
@@ -86,6 +88,7 @@ export async function attempt(ctx: RequestContext): Promise<void> {
             lease?.release();
           }
         } while (forMessages && step.next === 'rotate' && (after = await retrySameAccount(ctx, account, step, attempts, retries)) === 'try');
+        if (probing) endProbe(ctx, step);
         if (step.next === 'served') {
           outcome = { outcome: step.outcome, cappedOut: false, status: step.status, servedBy: account, attempts, usage: step.usage, streamed: step.streamed, held: undefined };
           break rounds;
@@ -120,6 +123,7 @@ export async function attempt(ctx: RequestContext): Promise<void> {
     ctx.outcome = outcome ?? nothingServed(ctx, held, cappedOut, attempts);
   } finally {
     res.off('close', onClose);
+    ctx.probe?.end(undefined, s.now()); // never reached: only its slot is freed
     // No call follows: the body's bytes and its share of the memory budget go now.
     ctx.body.release();
   }

@@ -18,6 +18,7 @@ import type { Logger } from '../log';
 import type { HeldAnswer } from '../relay/clientAnswer';
 import type { ConfigGeneration, ConfigStatus } from '../runtimeConfig';
 import type { DecisionSink } from '../state/decisionLog';
+import type { ProbeTicket } from '../state/probes';
 import type { RouterState } from '../state/routerState';
 import type { PacedRelease } from '../state/pacedRelease';
 import type { RetryBudget } from '../state/retryBudget';
@@ -113,6 +114,8 @@ export class RequestContext {
   params!: MetricsParams;
   /** plan */
   plan!: RoutePlan;
+  /** plan: the ticket of the plan's probe, ended by the attempt on that account (or when the attempts end). */
+  probe: ProbeTicket | undefined = undefined;
   /** attempt: whether the client is still there. */
   client!: ClientLink;
   /** attempt: the request's waits in the waiting room, in order (undefined while it has not waited). */

@@ -25,7 +25,9 @@ export function metricsParams(policy: RoutingPolicy, model: string | null): Metr
 
 /** One account's metrics at `now` (epoch ms). */
 export function accountMetrics(state: RouterState, label: string, params: MetricsParams, now: number): AccountMetrics {
-  return computeMetrics({ snapshot: state.snapshots.get(label), cooldown: state.cooldowns.get(label), needsSignIn: state.needsSignIn.has(label) }, params, now);
+  const family = params.modelFamily;
+  const scopedCooldown = family === undefined ? undefined : state.scopedCooldowns.get(label)?.get(family);
+  return computeMetrics({ snapshot: state.snapshots.get(label), cooldown: state.cooldowns.get(label), scopedCooldown, needsSignIn: state.needsSignIn.has(label) }, params, now);
 }
 
 /** Metrics of every account of `config` (enabled or not) for a request of `model` at `now` (epoch ms), by label. */

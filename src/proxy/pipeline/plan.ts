@@ -10,6 +10,7 @@ import type { RuntimeConfig } from '../runtimeConfig';
 import type { RouterState } from '../state/routerState';
 import type { RequestContext, RouterServices } from './context';
 import { accountMetrics, metricsParams } from './eligibility';
+import { probeFor, takeProbe } from './probe';
 
 /** Plans the request; counts it (and moves the round-robin cursor) when it is a Messages call. */
 export function plan(ctx: RequestContext): void {
@@ -19,6 +20,7 @@ export function plan(ctx: RequestContext): void {
   ctx.params = metricsParams(config.policy, ctx.info.model);
   const plan = (ctx.plan = planFor(s.state, config, ctx.params, ctx.info.sticky.keyHash, s.now(), isMessages, ctx.requestId));
   if (plan.policyError) logPolicyError(s, plan.policyError);
+  takeProbe(ctx);
   if (isMessages) {
     s.state.countRequestStarted();
     s.state.roundRobinCursor++;
@@ -27,7 +29,7 @@ export function plan(ctx: RequestContext): void {
 
 /**
  * The plan for a request under `config` at `now` (epoch ms). Only Messages calls use session
- * affinity and spill; the others go by ranking alone. `requestId` seeds the draw-based strategies.
+ * affinity, spill and probes; the others go by ranking alone. `requestId` seeds the draw-based strategies.
  * @param sessionId the sticky key's hash (src/routing/identify.ts), or null: never a raw id
  */
 export function planFor(state: RouterState, config: RuntimeConfig, params: MetricsParams, sessionId: string | null, now: number, isMessages: boolean, requestId = ''): RoutePlan {
@@ -40,19 +42,21 @@ export function planFor(state: RouterState, config: RuntimeConfig, params: Metri
   for (let index = 0; index < config.accounts.length; index++) {
     const a = config.accounts[index];
     if (!a.enabled) continue;
+    const metrics = accountMetrics(state, a.label, params, now);
     accounts.push({
       id: a.label,
       index,
       isPrimary: policy.primaryAccount === a.label,
       fallback: a.fallback,
       inflight: a.fallback ? 0 : state.leases.inflight(a.label),
-      metrics: accountMetrics(state, a.label, params, now),
+      metrics,
       cooldownReason: state.cooldowns.get(a.label)?.reason,
       priority: a.priority,
       costTier: a.costTier,
       planSize: a.planSize,
       latencyFactor: latency?.get(a.label),
       recentErrorRate: readsErrors ? state.performance.recentErrorRate(a.label, now) || undefined : undefined,
+      probe: isMessages && !a.fallback ? probeFor(state, a.label, a.kind === 'oauth', metrics, now) : undefined,
     });
   }
   const useAffinity = isMessages && policy.sessionAffinity && strategy.bindsSessions;

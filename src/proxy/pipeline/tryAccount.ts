@@ -210,6 +210,8 @@ function signInFailure(s: RouterServices, label: string, err: unknown, attempts:
 }
 
 function applyCooldown(s: RouterServices, label: string, cls: ResponseClass, now: number): void {
+  // A model-scoped rejection cools only that family, until its reset.
+  if (cls.kind === 'model_scoped_exhausted' && isConfigured(s, label)) s.state.rememberScopedRejection(label, cls, now);
   const cooldown = planCooldown(cls, now);
   if (!cooldown || !isConfigured(s, label)) return;
   s.state.setCooldown(label, cooldown);

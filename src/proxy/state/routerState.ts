@@ -1,20 +1,23 @@
 /**
  * RouterState: everything that outlives one request, in one place — quota
- * snapshots, cooldowns, sign-in flags, in-flight leases, session bindings and
- * counters. The router, `/status` and the VS Code views all read it through
+ * snapshots, cooldowns (account-wide and model-scoped), sign-in flags, in-flight
+ * leases, probes, session bindings and counters. The router, `/status` and the VS Code views all read it through
  * the same functions, so what the UI shows is what the router will do.
  *
  * Persistence: `toSaved()` / `restore()` give a JSON shape with no secrets;
  * the host (CLI or extension) decides where it is written.
  */
 import { EventEmitter } from 'node:events';
-import type { Cooldown, QuotaSnapshot } from '../../quota/types';
+import type { Cooldown, CooldownReason, QuotaSnapshot, ResponseClass } from '../../quota/types';
 import { mergeSnapshot } from '../../quota/merge';
 import { cooldownClearedBy, mergeCooldown } from '../../quota/cooldown';
+import { planScopedCooldown, scopedCooldownClearedBy } from '../../quota/scopedCooldown';
+import { isRejectionStatus } from '../../quota/status';
 import { SessionAffinityStore, type SavedBinding } from '../../routing/affinity';
 import { toStickyKeyHash } from '../../routing/identify';
 import { AccountPerformance } from './accountPerformance';
 import { LeaseTable } from './leases';
+import { ProbeTable } from './probes';
 
 /** Counters shown in `/status`. */
 export interface RouterCounters {
@@ -37,14 +40,30 @@ export interface SavedRouterState {
   needsSignIn: Record<string, string>;
   /** Keyed by the sticky key's hash (`sessionId` holds the hash, never a raw id). */
   bindings: SavedBinding[];
+  /** Model-scoped cooldowns still running, by account, then model family; absent in files of older versions. */
+  scopedCooldowns?: Record<string, Record<string, Cooldown>>;
+}
+
+/** What {@link RouterState.resetCooldown} lifted. */
+export interface CooldownReset {
+  /** The account-wide cooldown that was running, if any. */
+  cooldown: Cooldown | undefined;
+  /** The model families whose scoped cooldown was running. */
+  scopedFamilies: string[];
+  /** The quota snapshot showed a rejected window and was dropped (fresh evidence replaces it). */
+  droppedEvidence: boolean;
 }
 
 export class RouterState {
   readonly snapshots = new Map<string, QuotaSnapshot>();
   readonly cooldowns = new Map<string, Cooldown>();
+  /** Model-scoped cooldowns by account, then model family (docs/routing.md#cooldowns). */
+  readonly scopedCooldowns = new Map<string, Map<string, Cooldown>>();
   /** Accounts that need a person to sign in again, with a short reason (never a token). */
   readonly needsSignIn = new Map<string, string>();
   readonly leases: LeaseTable;
+  /** Recovery and evidence probes (src/routing/probe.ts); not saved. */
+  readonly probes: ProbeTable;
   readonly affinity: SessionAffinityStore;
   /** Recent latency and failures per account (in memory only). */
   readonly performance = new AccountPerformance();
@@ -57,21 +76,63 @@ export class RouterState {
 
   constructor(idleTtlMs: number) {
     this.leases = new LeaseTable(() => this.changed());
+    this.probes = new ProbeTable(() => this.changed());
     this.affinity = new SessionAffinityStore(idleTtlMs);
   }
 
   /**
-   * Records quota evidence; fresh `allowed` evidence clears a cooldown it
-   * contradicts — but only evidence from a request sent after the cooldown was
-   * set: a request already in flight when the account was throttled proves
-   * nothing about the throttle.
+   * Records quota evidence; evidence that a cooldown (account-wide or model-scoped) is over lifts
+   * it — but only evidence from a request sent after the cooldown was set: a request already in
+   * flight when the account was throttled proves nothing about the throttle (the rules:
+   * `cooldownClearedBy`, `scopedCooldownClearedBy`).
    * @param sentAtMs when the request that produced the evidence was sent, epoch ms
    */
   recordEvidence(account: string, snapshot: QuotaSnapshot, sentAtMs: number): void {
     const merged = mergeSnapshot(this.snapshots.get(account), snapshot);
     this.snapshots.set(account, merged);
     const cd = this.cooldowns.get(account);
-    if (cd && sentAtMs > cd.setAtMs && cooldownClearedBy(cd, merged)) this.cooldowns.delete(account);
+    if (cd && cooldownClearedBy(cd, merged, sentAtMs)) this.cooldowns.delete(account);
+    const scoped = this.scopedCooldowns.get(account);
+    if (scoped) {
+      for (const [family, c] of scoped) if (scopedCooldownClearedBy(c, family, merged, sentAtMs)) scoped.delete(family);
+      if (scoped.size === 0) this.scopedCooldowns.delete(account);
+    }
+    this.changed();
+  }
+
+  /** Remembers a model-scoped rejection until its reset (`planScopedCooldown`); other classes change nothing. Never shortens one. */
+  rememberScopedRejection(account: string, cls: ResponseClass, nowMs: number): void {
+    const planned = planScopedCooldown(cls, nowMs);
+    if (!planned) return;
+    let scoped = this.scopedCooldowns.get(account);
+    if (!scoped) this.scopedCooldowns.set(account, (scoped = new Map<string, Cooldown>()));
+    scoped.set(planned.family, mergeCooldown(scoped.get(planned.family), planned.cooldown));
+    this.changed();
+  }
+
+  /**
+   * A person's "Reset Cooldown": lifts the account's cooldown and its model-scoped cooldowns,
+   * forgets its failed probes, and drops its quota snapshot when that shows a rejected window (so
+   * the snapshot cannot keep the account out either: the next answer or usage reading brings fresh
+   * evidence). Needs-sign-in is not a cooldown and stays.
+   */
+  resetCooldown(account: string): CooldownReset {
+    const cooldown = this.cooldowns.get(account);
+    this.cooldowns.delete(account);
+    const scopedFamilies = [...(this.scopedCooldowns.get(account)?.keys() ?? [])];
+    this.scopedCooldowns.delete(account);
+    this.probes.forget(account);
+    const snap = this.snapshots.get(account);
+    const droppedEvidence = snap !== undefined && showsRejection(snap);
+    if (droppedEvidence) this.snapshots.delete(account);
+    this.changed();
+    return { cooldown, scopedFamilies, droppedEvidence };
+  }
+
+  /** Lifts the account's cooldown when it is one for `reason` (a probe proved it over). */
+  clearCooldown(account: string, reason: CooldownReason): void {
+    if (this.cooldowns.get(account)?.reason !== reason) return;
+    this.cooldowns.delete(account);
     this.changed();
   }
 
@@ -94,6 +155,8 @@ export class RouterState {
   forgetAccount(account: string): void {
     this.snapshots.delete(account);
     this.cooldowns.delete(account);
+    this.scopedCooldowns.delete(account);
+    this.probes.forget(account);
     this.needsSignIn.delete(account);
     this.affinity.forgetAccount(account);
     this.performance.forgetAccount(account);
@@ -144,6 +207,11 @@ export class RouterState {
       cooldowns: Object.fromEntries([...this.cooldowns].filter(([, c]) => c.untilMs > now)),
       needsSignIn: Object.fromEntries(this.needsSignIn),
       bindings: this.affinity.live(now),
+      scopedCooldowns: Object.fromEntries(
+        [...this.scopedCooldowns]
+          .map(([account, m]) => [account, Object.fromEntries([...m].filter(([, c]) => c.untilMs > now))] as const)
+          .filter(([, m]) => Object.keys(m).length > 0),
+      ),
     };
   }
 
@@ -163,6 +231,7 @@ export class RouterState {
     if (!isSavedState(saved)) return false;
     this.snapshots.clear();
     this.cooldowns.clear();
+    this.scopedCooldowns.clear();
     this.needsSignIn.clear();
     this.affinity.clear();
     this.fill(saved, now);
@@ -179,6 +248,7 @@ export class RouterState {
     if (!isSavedState(saved)) return false;
     for (const [k, v] of Object.entries(saved.snapshots)) this.snapshots.set(k, mergeSnapshot(this.snapshots.get(k), v));
     for (const [k, v] of Object.entries(saved.cooldowns)) if (v.untilMs > now) this.cooldowns.set(k, mergeCooldown(this.cooldowns.get(k), v));
+    this.loadScoped(saved, now);
     for (const b of hashedBindings(saved.bindings)) {
       const mine = this.affinity.get(b.sessionId, now);
       if (!mine || mine.lastServedAtMs < b.lastServedAtMs) this.affinity.load([b], now);
@@ -190,10 +260,32 @@ export class RouterState {
   private fill(saved: SavedRouterState, now: number): void {
     for (const [k, v] of Object.entries(saved.snapshots)) this.snapshots.set(k, v);
     for (const [k, v] of Object.entries(saved.cooldowns)) if (v.untilMs > now) this.cooldowns.set(k, v);
+    this.loadScoped(saved, now);
     for (const [k, v] of Object.entries(saved.needsSignIn)) this.needsSignIn.set(k, v);
     this.affinity.load(hashedBindings(saved.bindings), now);
     this.changed();
   }
+
+  /** Folds the saved scoped cooldowns still running into this state's (the later end wins). A malformed member is skipped. */
+  private loadScoped(saved: SavedRouterState, now: number): void {
+    const all = saved.scopedCooldowns;
+    if (!all || typeof all !== 'object') return;
+    for (const [account, families] of Object.entries(all)) {
+      if (!families || typeof families !== 'object') continue;
+      for (const [family, c] of Object.entries(families)) {
+        if (!c || typeof c.untilMs !== 'number' || !(c.untilMs > now)) continue;
+        let mine = this.scopedCooldowns.get(account);
+        if (!mine) this.scopedCooldowns.set(account, (mine = new Map<string, Cooldown>()));
+        mine.set(family, mergeCooldown(mine.get(family), c));
+      }
+    }
+  }
+}
+
+/** A snapshot that shows a rejected window (5h, 7d, unified or model-scoped, by status or at 100 %). */
+function showsRejection(s: QuotaSnapshot): boolean {
+  const rejected = (w: { status?: string; utilization?: number } | undefined) => !!w && (isRejectionStatus(w.status) || (w.utilization ?? 0) >= 1);
+  return isRejectionStatus(s.unifiedStatus) || rejected(s.session) || rejected(s.weekly) || Object.values(s.scoped ?? {}).some(rejected);
 }
 
 /** Bindings keyed by sticky-key hash: a file saved by a version that kept raw session ids is converted as it is read. */

@@ -72,6 +72,15 @@ export interface AccountReport {
   coolingUntil: string | null;
   coolingReason: string | null;
   coolingWindows: string[] | null;
+  /** Model-scoped cooldowns still running, by model family: when each ends, ISO-8601. */
+  scopedCoolingUntil: Record<string, string>;
+  /**
+   * The account's re-check by one real request (docs/routing.md#recovery-probes): `due` — its
+   * cooldown's windows read recovered and the next new request tries it; `probing` — that request
+   * is on its way; `backing_off` — a re-check failed, the next no earlier than `nextAt` (ISO-8601).
+   * Null when none is pending.
+   */
+  recheck: { state: 'due' | 'probing' | 'backing_off'; failures: number; nextAt: string | null } | null;
   session: WindowReport;
   weekly: WindowReport;
   scoped: Record<string, WindowReport>;
@@ -146,6 +155,15 @@ function eligibilityOf(label: string, enabled: boolean, preview: PreviewReport):
   return preview.verdicts.find((x) => x.account === label)?.filter ?? null;
 }
 
+/** The account's re-check state (see AccountReport.recheck). */
+function recheckOf(state: RouterState, label: string, eligibility: FilterVerdict | null, now: number): AccountReport['recheck'] {
+  const r = state.probes.record(label);
+  if (r?.inFlight) return { state: 'probing', failures: r.failures, nextAt: null };
+  if (eligibility?.code === 'recovery_probe') return { state: 'due', failures: r?.failures ?? 0, nextAt: null };
+  if (r && r.notBeforeMs > now) return { state: 'backing_off', failures: r.failures, nextAt: iso(r.notBeforeMs) };
+  return null;
+}
+
 export function buildStatus(input: StatusInput): StatusReport {
   const { config, state, metrics, now } = input;
   const live = state.affinity.live(now);
@@ -162,10 +180,11 @@ export function buildStatus(input: StatusInput): StatusReport {
       scoped[family] = { used: w.utilization ?? null, status: w.status ?? null, resetsAt: iso(w.resetAtMs) };
     }
     const needsSignIn = state.needsSignIn.has(a.label);
+    const eligibility = eligibilityOf(a.label, a.enabled, input.preview);
     return {
       label: a.label,
       status: accountStatus({ enabled: a.enabled, needsSignIn, windowExhausted: m.hardSaturated, coolingReason: cooling?.reason }),
-      eligibility: eligibilityOf(a.label, a.enabled, input.preview),
+      eligibility,
       kind: a.kind,
       fallback: a.fallback,
       enabled: a.enabled,
@@ -176,6 +195,8 @@ export function buildStatus(input: StatusInput): StatusReport {
       coolingUntil: iso(cooling?.untilMs),
       coolingReason: cooling?.reason ?? null,
       coolingWindows: cooling?.windows ?? null,
+      scopedCoolingUntil: Object.fromEntries([...(state.scopedCooldowns.get(a.label) ?? [])].filter(([, c]) => c.untilMs > now).map(([f, c]) => [f, iso(c.untilMs)!])),
+      recheck: recheckOf(state, a.label, eligibility, now),
       session: windowReport(snap?.session, m.sessionUsed, m.sessionResetMs),
       weekly: windowReport(snap?.weekly, m.weeklyUsed, m.weeklyResetMs),
       scoped,

@@ -44,10 +44,20 @@ export function timeUntil(iso: string | null | undefined, now: number): string {
 /** The one-line description next to an account: `5h 35% · 7d 62% · resets 2 h`. */
 export function accountDescription(a: AccountReport, now: number): string {
   const parts = [`5h ${percent(a.session.used)}`, `7d ${percent(a.weekly.used)}`];
-  if (a.coolingUntil) parts.push(`cooling ${timeUntil(a.coolingUntil, now)}`);
+  if (a.coolingUntil) parts.push(`cooling ${timeUntil(a.coolingUntil, now)}${a.coolingReason === 'window_exhausted' ? ` (${windowCooldownWhy(a, now)})` : ''}`);
   else if (a.session.resetsAt) parts.push(`5h resets in ${timeUntil(a.session.resetsAt, now)}`);
   if (a.evidence.freshness === 'unknown') parts.push('no quota data yet');
   return parts.join(' · ');
+}
+
+/** Why a window cooldown runs, and its re-check, for the windows shown beside it: `7d window exhausted; reads recovered — re-checked by the next request`. */
+function windowCooldownWhy(a: AccountReport, now: number): string {
+  const windows = a.coolingWindows?.length ? `${a.coolingWindows.join(' + ')} window exhausted` : 'usage window exhausted';
+  const r = a.recheck;
+  if (!r) return windows;
+  if (r.state === 'due') return `${windows}; reads recovered — re-checked by the next new request`;
+  if (r.state === 'probing') return `${windows}; reads recovered — re-checking now`;
+  return `${windows}; a re-check failed, next in ${timeUntil(r.nextAt, now)}`;
 }
 
 const REASONS: Record<string, string> = {
@@ -67,6 +77,8 @@ const REASONS: Record<string, string> = {
   session_affinity: 'the session is bound to it',
   preferred_primary: 'it is the preferred primary',
   spill_inflight: 'the first choice is busy (spill)',
+  recovery_probe: 'its quota reads recovered: this request re-checks it',
+  evidence_probe: 'nothing is known of its quota yet: this request reads it',
   sticky_reallocation: "the session's account is over its sticky threshold and this one is below",
   earlier_reset: 'its weekly window resets on the earliest day (prefer-earlier-reset)',
   over_sticky_threshold: 'it is over a sticky reallocation threshold',

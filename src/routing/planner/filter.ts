@@ -31,6 +31,8 @@ export function filterAccount(a: PlanAccount, policy: RoutingPolicy, modelFamily
     case 'needs_sign_in':
       return SIGN_IN;
     case 'cooldown':
+      // Its quota reads recovered: the next request without a binding re-checks it.
+      if (a.probe === 'recovery') return { code: 'recovery_probe', untilMs: finite(m.coolingUntilMs) };
       return { code: 'cooling', reason: a.cooldownReason ?? 'cooldown', untilMs: finite(m.coolingUntilMs) };
     case 'hard_saturated':
       return exhaustedWindow(m);

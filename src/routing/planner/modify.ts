@@ -1,13 +1,13 @@
 /**
  * Stage 3, modify: affinity (with the sticky reallocation thresholds), then prefer-primary, then
  * prefer-earlier-reset, then spill, each only when the strategy lets it act
- * (docs/routing.md#precedence-affinity-and-spill). Pure.
+ * (docs/routing.md#precedence-affinity-and-spill), then the probe (docs/routing.md#recovery-probes). Pure.
  */
 import type { RoutingPolicy } from '../policy';
 import type { SessionBinding } from '../affinity';
 import { boundPlacement, boundSituation } from '../rebind';
 import { isEligible } from './filter';
-import type { AffinityOutcome, AffinitySkipReason, PlanAccount, SelectionReason, SpillOutcome } from './types';
+import type { AffinityOutcome, AffinitySkipReason, PlanAccount, ProbeOutcome, SelectionReason, SpillOutcome } from './types';
 import type { Modifier } from './strategies/strategy';
 import type { FilterVerdict } from './verdict';
 
@@ -29,6 +29,8 @@ export interface Modified {
   moved: boolean;
   /** Set when the sticky thresholds moved the session off its bound account. */
   sticky: StickyMove | null;
+  /** Set when the first account is tried as a probe. */
+  probe: ProbeOutcome | null;
 }
 
 /** Percent used (0–100) as the sticky thresholds read it: reported usage (unknown = 0) plus the in-flight pressure. */
@@ -208,7 +210,31 @@ export function modify(
       }
     }
   }
-  return { order, reason, affinity, spill, moved, sticky };
+  // A probe: a request without an active binding re-checks one account first (a bound session would pay a cache write elsewhere).
+  let probe: ProbeOutcome | null = null;
+  if (!placed && order.length > 0) {
+    const target = order.find((a) => a.probe === 'recovery') ?? (allowed.has('evidence-probe') ? evidenceProbeTarget(order) : undefined);
+    if (target) {
+      probe = { account: target.id, kind: target.probe! };
+      if (order[0] !== target) {
+        order = moveToFront(order, target.id);
+        reason = probe.kind === 'recovery' ? 'recovery_probe' : 'evidence_probe';
+        moved = true;
+      }
+    }
+  }
+  return { order, reason, affinity, spill, moved, sticky, probe };
+}
+
+/**
+ * The account an evidence probe goes to: the first account itself when it has no quota evidence
+ * and nothing in flight; else, when the first account is busy (a request in flight), the first
+ * account without evidence and with nothing in flight. A lone request keeps known quota first.
+ */
+function evidenceProbeTarget(order: readonly PlanAccount[]): PlanAccount | undefined {
+  const first = order[0];
+  if (first.probe === 'evidence' && first.inflight === 0) return first;
+  return first.inflight > 0 ? order.find((a) => a.probe === 'evidence' && a.inflight === 0) : undefined;
 }
 
 function moveToFront(order: readonly PlanAccount[], id: string): PlanAccount[] {

@@ -6,6 +6,7 @@ import type { RankCandidate, RankingReason } from '../ranking';
 import type { RoutingPolicy } from '../policy';
 import type { SessionBinding } from '../affinity';
 import type { FilterVerdict } from './verdict';
+import type { ProbeKind } from '../probe';
 
 /** One enabled account offered to the planner. */
 export interface PlanAccount extends RankCandidate {
@@ -25,6 +26,8 @@ export interface PlanAccount extends RankCandidate {
   planSize?: number;
   /** Draw-weight factor of the latency modifier, 0.5–1 (default 1: not slower than the fleet). */
   latencyFactor?: number;
+  /** It may take a probe now (src/routing/probe.ts): set for Messages calls only, by the proxy's probe table. */
+  probe?: ProbeKind;
 }
 
 /** What the planner needs besides the accounts. */
@@ -59,6 +62,8 @@ export type SelectionReason =
   | 'round_robin'
   | 'configured_order'
   | 'routing_policy_error'
+  | 'recovery_probe'
+  | 'evidence_probe'
   | StrategyReason;
 
 /** The reasons the catalogue's strategies (beyond fill-first and round-robin) give. */
@@ -85,6 +90,12 @@ export interface SpillOutcome {
   to: string;
   /** In-flight count of `from` when it spilled. */
   inflight: number;
+}
+
+/** The probe a plan carries: its first account is re-checked by this request (docs/routing.md#recovery-probes). */
+export interface ProbeOutcome {
+  account: string;
+  kind: ProbeKind;
 }
 
 /** How one account fared in a plan. */
@@ -121,6 +132,8 @@ export interface RoutePlan {
   decidedBy: DecidingStage;
   /** What `replay` needs beyond the candidates to plan the request again (absent for fill-first, which needs nothing more). */
   strategyInputs?: StrategyInputs;
+  /** Set when the first account is tried as a probe (absent otherwise). */
+  probe?: ProbeOutcome;
 }
 
 /** The inputs of a non-default strategy that the decision record does not otherwise hold. */

@@ -13,6 +13,8 @@ export type FilterVerdict =
   /** At `max-inflight-per-account`: usable, but the attempt loop skips it while it stays at its cap. */
   | { code: 'over_cap'; inflight: number; cap: number }
   | { code: 'cooling'; reason: string; untilMs: number | null }
+  /** Cooling for an exhausted window whose quota now reads recovered: the next request without a binding re-checks it (a probe). */
+  | { code: 'recovery_probe'; untilMs: number | null }
   | { code: 'window_exhausted'; window: '5h' | '7d' | 'unified'; resetMs: number | null }
   | { code: 'scoped_exhausted'; family: string; resetMs: number | null }
   | { code: 'needs_sign_in' }
@@ -67,6 +69,8 @@ export function verdictText(v: FilterVerdict, now: number): string {
       const left = v.untilMs === null ? 'no known end' : `${formatDuration((v.untilMs - now) / 1000)} remaining`;
       return `cooling — ${COOLING_WORDS[v.reason] ?? v.reason.replace(/_/g, ' ')}, ${left}`;
     }
+    case 'recovery_probe':
+      return `quota reads recovered — the next new request re-checks it (else cooling ${v.untilMs === null ? 'with no known end' : `until ${clockTime(v.untilMs, now)}`})`;
     case 'window_exhausted':
       return `${WINDOW_WORDS[v.window]} exhausted — resets ${clockTime(v.resetMs, now)}`;
     case 'scoped_exhausted':
@@ -127,6 +131,10 @@ function lossWords(reason: string, f: LossFigures, now: number): string {
       return 'the primary is preferred';
     case 'spill_inflight':
       return 'the busy first choice spilled to another account';
+    case 'recovery_probe':
+      return 'another account is being re-checked (its quota reads recovered)';
+    case 'evidence_probe':
+      return "another account's quota is being read (it had no quota data)";
     case 'sticky_reallocation':
       return 'the session moved off its account, over the sticky threshold, to one below it';
     case 'earlier_reset':

@@ -398,4 +398,40 @@ describe('Claude Router in the extension host', function () {
       await routing().update('sessionAffinity', undefined, vscode.ConfigurationTarget.Global);
     }
   });
+
+  it('Reset Cooldown on a cooling account of the Accounts view lifts its cooldown in the serving proxy', async () => {
+    const a = await api();
+    const tree = new AccountsTreeProvider(a.model);
+    const label = 'it-reset-cooldown';
+    const item = (what: string, test: (contextValue: string) => boolean) =>
+      eventually(
+        () => {
+          a.model.schedule(0);
+          const node = tree.getChildren().find((n) => n.kind === 'account' && n.account.label === label);
+          const it = node && tree.getTreeItem(node);
+          return it && test(String(it.contextValue)) ? it : undefined;
+        },
+        8000,
+        what,
+      );
+    try {
+      await a.service.store.set(label, { accessToken: 'sk-ant-oat01-reset-cooldown-test', refreshToken: 'sk-ant-ort01-reset-cooldown-test' });
+      await a.service.accounts.upsert({ label, kind: 'oauth', fallback: false, enabled: true });
+      await eventually(async () => (await status(a)).accounts.some((x: any) => x.label === label), 8000, 'the account in the pool');
+      const now = Date.now();
+      a.service.engine!.state.setCooldown(label, { untilMs: now + 3 * 86_400_000, reason: 'window_exhausted', windows: ['7d'], setAtMs: now });
+      await item('the Reset Cooldown menu on the cooling account', (c) => /cooling/.test(c));
+      assert.equal((await status(a)).accounts.find((x: any) => x.label === label).coolingReason, 'window_exhausted');
+
+      await vscode.commands.executeCommand('claudeRouter.resetCooldown', label);
+      const after = (await status(a)).accounts.find((x: any) => x.label === label);
+      assert.equal(after.coolingUntil, null);
+      assert.equal(after.usable, true);
+      await item('no Reset Cooldown menu once it is lifted', (c) => !/cooling/.test(c));
+    } finally {
+      tree.dispose();
+      await a.service.accounts.remove(label);
+      await a.service.store.delete(label);
+    }
+  });
 });

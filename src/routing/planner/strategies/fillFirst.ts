@@ -12,7 +12,7 @@ export const fillFirst: Strategy = {
   summary: 'one account takes the traffic until another ranks first (by account-ranking)',
   description:
     'Try accounts in `accountRanking` order: the best account takes traffic until it stops being the best. Drains one account at a time; affinity, prefer-primary, prefer-earlier-reset and spill apply.',
-  modifiers: new Set(['affinity', 'prefer-primary', 'prefer-earlier-reset', 'spill']),
+  modifiers: new Set(['affinity', 'prefer-primary', 'prefer-earlier-reset', 'spill', 'evidence-probe']),
   bindsSessions: true,
   order(input) {
     if (input.policy.quotaRouting) {

@@ -32,7 +32,7 @@ export const resetDrain: Strategy = {
   summary: 'spends the allowance whose weekly reset comes soonest (whole days), then the fullest remaining',
   description:
     'The account whose weekly reset comes soonest (whole days) first, then the fullest remaining: consumes expiring quota, but can create timing-shaped bursts. Affinity and spill apply.',
-  modifiers: new Set(['affinity', 'spill']),
+  modifiers: new Set(['affinity', 'spill', 'evidence-probe']),
   bindsSessions: true,
   order(input) {
     const head = [...input.eligible].sort(compare);

@@ -6,8 +6,12 @@ import type { RoutingPolicy } from '../../policy';
 import type { SessionBinding } from '../../affinity';
 import type { PlanAccount, SelectionReason } from '../types';
 
-/** The modifiers (stage 3) a strategy lets act on its order. */
-export type Modifier = 'affinity' | 'prefer-primary' | 'prefer-earlier-reset' | 'spill' | 'latency';
+/**
+ * The modifiers (stage 3) a strategy lets act on its order. `evidence-probe`: an account with no
+ * quota evidence may take a probe (for orders that rank such an account last). Recovery probes
+ * apply under every strategy. `latency`: a draw weight falls for an account slower than the fleet.
+ */
+export type Modifier = 'affinity' | 'prefer-primary' | 'prefer-earlier-reset' | 'spill' | 'latency' | 'evidence-probe';
 
 /** What a strategy orders. Every list is in configured order. */
 export interface OrderInput {
