@@ -9,16 +9,12 @@ import { AccountRegistry } from '../accounts/registry';
 import type { AccountKind } from '../accounts/types';
 import { FileCredentialStore } from '../accounts/fileCredentialStore';
 import { claudeCodeCredentialsPath, readClaudeCodeLogin } from '../accounts/claudeCodeLogin';
-import { configFromArgs, UsageError } from './args';
+import { configFromArgs, UsageError, validLabel, type GlobalOptions } from './args';
 import { resolveAccounts, stateDirOf } from './runtime';
-import { RESERVED_LABELS } from '../config/schema';
 import { commandLineWarning, readSecret, readStdinLines, secretSource, type SecretOption, type SecretSource } from './secretInput';
 
-const LABEL = /^[^\u0000-\u001f\u007f]{1,64}$/;
-const validLabel = (l: string) => LABEL.test(l) && l.trim().length > 0 && !RESERVED_LABELS.has(l);
-
 /** The options of the `accounts` subcommands (each takes its own subset). */
-export interface AccountsOptions {
+export interface AccountsOptions extends GlobalOptions {
   config?: string;
   label?: string;
   accessToken?: string;
@@ -45,7 +41,7 @@ export interface ListedAccount {
 }
 
 export async function runAccounts(sub: 'list' | 'add' | 'import' | 'remove', values: AccountsOptions, positionals: string[]): Promise<number> {
-  const { config } = await configFromArgs(values.config);
+  const { config } = await configFromArgs(values.config, values.stateDir);
   const dir = stateDirOf(config);
   const store = new FileCredentialStore(path.join(dir, 'credentials.json'));
   const registry = new AccountRegistry(path.join(dir, 'accounts.json'));

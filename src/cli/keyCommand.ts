@@ -5,7 +5,7 @@
  * challenge, which sends no key) so that, when it returns, the old key is already refused.
  */
 import { verifyHolder } from '../proxy/http/identity';
-import { configFromArgs, UsageError } from './args';
+import { configFromArgs, UsageError, type GlobalOptions } from './args';
 import { stateDirOf } from './runtime';
 import { clientKeyFile, rotateClientKeyFile, runningProxyUrl } from './stateDir';
 
@@ -17,8 +17,8 @@ const ADOPT_TIMEOUT_MS = 5_000;
  * not take it in time
  * @throws UsageError when the config file sets `client-key` (the key lives there, not in the state directory)
  */
-export async function runRotateKey(values: { config?: string }): Promise<number> {
-  const { config, path } = await configFromArgs(values.config);
+export async function runRotateKey(values: { config?: string } & GlobalOptions): Promise<number> {
+  const { config, path } = await configFromArgs(values.config, values.stateDir);
   if (config.clientKey !== undefined) throw new UsageError(`${path} sets client-key: change it there (a running proxy reloads the file)`);
   const dir = stateDirOf(config);
   const key = rotateClientKeyFile(dir);

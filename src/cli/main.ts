@@ -17,16 +17,17 @@ import { Command, CommanderError, Option } from 'commander';
 import { version } from '../../package.json';
 import { streamLogger, type LogLevel } from '../proxy/log';
 import { startRouter } from './runtime';
-import { runStatus } from './statusCommand';
-import { runAccounts, type AccountsOptions } from './accountsCommand';
+import { runStatus, type StatusOptions } from './statusCommand';
+import { registerAccountCommands } from './accountsProgram';
+import { configOption, example } from './help';
 import { runDemo } from './demo';
 import { runRotateKey } from './keyCommand';
 import { runReplay, runReport } from './logCommands';
-import { configForStart, parsePort, UsageError, waitForSignal } from './args';
+import { configForStart, parsePort, UsageError, waitForSignal, type GlobalOptions } from './args';
 import { commandLineWarning } from './secretInput';
 import { clientKeyFile } from './stateDir';
 
-interface StartOptions {
+interface StartOptions extends GlobalOptions {
   config?: string;
   port?: string;
   logLevel: LogLevel;
@@ -35,7 +36,7 @@ interface StartOptions {
 }
 
 async function runStart(opts: StartOptions): Promise<void> {
-  const { config, path } = await configForStart(opts.config);
+  const { config, path } = await configForStart(opts.config, opts.stateDir);
   if (opts.upstreamUrl !== undefined || opts.tokenUrl !== undefined) {
     config.upstream = { ...config.upstream, ...(opts.upstreamUrl !== undefined && { baseUrl: opts.upstreamUrl }), ...(opts.tokenUrl !== undefined && { tokenUrl: opts.tokenUrl }) };
   }
@@ -49,11 +50,6 @@ async function runStart(opts: StartOptions): Promise<void> {
   await router.close();
 }
 
-/** An example shown under a command's help. */
-const example = (...lines: string[]) => `\nExample${lines.length > 1 ? 's' : ''}:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
-
-const configOption = () => new Option('-c, --config <file>', 'proxy-config.yaml (selects the state directory; default: ~/.config/claude-router)');
-
 /** The command tree. `done(code)` receives the exit code of the command that ran. */
 export function buildProgram(done: (code: number) => void): Command {
   const program = new Command('claude-router');
@@ -61,8 +57,11 @@ export function buildProgram(done: (code: number) => void): Command {
     .description('A local proxy that routes Claude Code across several Claude accounts.')
     .version(version, '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show help for a command')
+    .option('--state-dir <dir>', 'the state directory (accounts, credentials, client key, decision log); overrides the config file and the default ~/.config/claude-router')
+    .option('--no-color', 'no colours (also NO_COLOR=1; colours are used only on a terminal)')
     .exitOverride()
     .showSuggestionAfterError(true)
+    .configureHelp({ showGlobalOptions: true })
     .configureOutput({
       outputError: (str, write) => write(`claude-router: ${str.replace(/^error: /, '')}`),
     })
@@ -80,8 +79,8 @@ export function buildProgram(done: (code: number) => void): Command {
     .option('--upstream-url <url>', 'where requests go (default https://api.anthropic.com; change only for testing)')
     .option('--token-url <url>', 'the OAuth token endpoint (change only for testing)')
     .addHelpText('after', example('claude-router start', 'claude-router start --config proxy-config.yaml --port 0'))
-    .action(async (opts: StartOptions) => {
-      await runStart(opts);
+    .action(async (_opts: unknown, cmd: Command) => {
+      await runStart(cmd.optsWithGlobals<StartOptions>());
       done(0);
     });
 
@@ -94,7 +93,8 @@ export function buildProgram(done: (code: number) => void): Command {
     .option('--key <key>', 'the client key (visible to other users: prefer CLAUDE_ROUTER_KEY)')
     .option('--json', 'the full /status report as JSON')
     .addHelpText('after', `\nThe client key comes from the state directory, else CLAUDE_ROUTER_KEY.\n${example('claude-router status', 'claude-router status --json')}`)
-    .action(async (opts: { config?: string; url?: string; key?: string; json?: boolean }) => {
+    .action(async (_opts: unknown, cmd: Command) => {
+      const opts = cmd.optsWithGlobals<StatusOptions>();
       if (opts.key !== undefined) {
         process.stderr.write(commandLineWarning('--key', 'CLAUDE_ROUTER_KEY', 'set CLAUDE_ROUTER_KEY instead, or pass --config so the key is read from the state directory'));
       }
@@ -115,59 +115,10 @@ export function buildProgram(done: (code: number) => void): Command {
 
   const accounts = program
     .command('accounts')
-    .summary('list, add, import or remove accounts')
+    .summary('sign in, list, add, import, rename, enable, disable, order or remove accounts')
     .description('Manage the accounts kept in the state directory (credentials in a 0600 store).')
-    .addHelpText('after', example('claude-router accounts list', 'claude-router accounts import'));
-  accounts
-    .command('list')
-    .summary('list the accounts (never a token)')
-    .description('List the accounts: those of the config file, then those added by command; never a token.')
-    .addOption(configOption())
-    .option('--json', 'as JSON: label, kind, enabled, fallback, source, credentials stored')
-    .addHelpText('after', example('claude-router accounts list --json'))
-    .action(async (opts: AccountsOptions) => done(await runAccounts('list', opts, [])));
-  accounts
-    .command('add')
-    .summary('add an account from its tokens or an API key (never on the command line)')
-    .description(
-      'Add an account from its tokens. The access token (or API key) and, on a second line, the refresh token come on standard input; or per secret from `-` (standard input), a 0600 file, or CLAUDE_ROUTER_ACCESS_TOKEN, CLAUDE_ROUTER_REFRESH_TOKEN, CLAUDE_ROUTER_API_KEY.',
-    )
-    .requiredOption('--label <name>', 'the account name (1–64 characters)')
-    .option('--access-token <token|->', 'the access token; `-` reads it from standard input (a literal value warns)')
-    .option('--access-token-file <file>', 'read the access token from a 0600 file')
-    .option('--refresh-token <token|->', 'the refresh token; `-` reads it from standard input (a literal value warns)')
-    .option('--refresh-token-file <file>', 'read the refresh token from a 0600 file')
-    .option('--api-key <key|->', 'an API key instead of OAuth tokens; `-` reads it from standard input (a literal value warns)')
-    .option('--api-key-file <file>', 'read the API key from a 0600 file')
-    .option('--expires-at <iso|ms>', 'when the access token expires')
-    .option('--fallback', 'use it only when no other account can serve')
-    .addOption(configOption())
-    .addHelpText(
-      'after',
-      example(
-        'printf \'%s\\n%s\\n\' "$ACCESS" "$REFRESH" | claude-router accounts add --label work',
-        'claude-router accounts add --label payg --api-key-file ~/payg.key --fallback',
-      ),
-    )
-    .action(async (opts: AccountsOptions) => done(await runAccounts('add', opts, [])));
-  accounts
-    .command('import')
-    .summary("import Claude Code's own login")
-    .description("Import Claude Code's own login (~/.claude/.credentials.json) as an account; the two then share one refresh token.")
-    .option('--label <name>', 'the account name (default: claude-code-<subscription>)')
-    .option('--credentials-file <file>', "Claude Code's credentials file")
-    .addOption(configOption())
-    .addHelpText('after', example('claude-router accounts import --label personal'))
-    .action(async (opts: AccountsOptions) => done(await runAccounts('import', opts, [])));
-  accounts
-    .command('remove')
-    .summary('remove an account and its stored credentials')
-    .description('Remove an account added by command and its stored credentials.')
-    .argument('[label]', 'the account to remove')
-    .option('--label <name>', 'the account to remove (instead of the argument)')
-    .addOption(configOption())
-    .addHelpText('after', example('claude-router accounts remove work'))
-    .action(async (label: string | undefined, opts: AccountsOptions) => done(await runAccounts('remove', opts, label === undefined ? [] : [label])));
+    .addHelpText('after', example('claude-router accounts login --label work', 'claude-router accounts list'));
+  registerAccountCommands(accounts, done);
 
   program
     .command('rotate-key')
@@ -175,7 +126,7 @@ export function buildProgram(done: (code: number) => void): Command {
     .description('Write a new local client key to <state-dir>/client-key; a running proxy refuses the old one by the time this returns.')
     .addOption(configOption())
     .addHelpText('after', example('claude-router rotate-key'))
-    .action(async (opts: { config?: string }) => done(await runRotateKey(opts)));
+    .action(async (_opts: unknown, cmd: Command) => done(await runRotateKey(cmd.optsWithGlobals<{ config?: string } & GlobalOptions>())));
 
   program
     .command('report')

@@ -6,7 +6,7 @@
 import { DEFAULT_SERVER_SETTINGS } from '../config/schema';
 import type { StatusReport } from '../proxy/status/status';
 import { fetchFromRouter } from '../proxy/http/identity';
-import { configFromArgs, UsageError } from './args';
+import { configFromArgs, UsageError, type GlobalOptions } from './args';
 import { stateDirOf } from './runtime';
 import { readClientKey, runningProxyUrl } from './stateDir';
 import { eligibilityText, timeUntil } from '../proxy/status/statusView';
@@ -60,8 +60,16 @@ export function formatStatusTable(s: StatusReport, now = Date.now()): string {
   return lines.join('\n') + '\n';
 }
 
-export async function runStatus(values: { config?: string; json?: boolean; url?: string; key?: string }): Promise<number> {
-  const { config } = await configFromArgs(values.config);
+/** `status`'s options. */
+export interface StatusOptions extends GlobalOptions {
+  config?: string;
+  json?: boolean;
+  url?: string;
+  key?: string;
+}
+
+export async function runStatus(values: StatusOptions): Promise<number> {
+  const { config } = await configFromArgs(values.config, values.stateDir);
   const dir = stateDirOf(config);
   // Reading status never creates a key: a missing one means the wrong state directory.
   const key = values.key ?? process.env.CLAUDE_ROUTER_KEY ?? config.clientKey ?? readClientKey(dir);
