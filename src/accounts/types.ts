@@ -18,6 +18,22 @@ export interface AccountInfo {
   priority?: number;
   /** `cost-tier` (1 = cheapest; default 1), read by the `weighted` strategy. */
   costTier?: number;
+  /** Where the account and its settings come from (the CLI's accounts; absent in the extension's). */
+  origin?: AccountOrigin;
+}
+
+/**
+ * Where a CLI account's values come from: `config` (the config file), `state-dir` (set by an
+ * `accounts` command, in `<state-dir>/accounts.json`) or `default`. A value the config file sets
+ * wins over the state directory's.
+ */
+export interface AccountOrigin {
+  /** Where the account is defined. */
+  account: 'config' | 'state-dir';
+  /** Where its `enabled` came from. */
+  enabled: 'config' | 'state-dir' | 'default';
+  /** Where its place in the order came from (`accounts move`: the state directory). */
+  position: 'config' | 'state-dir';
 }
 
 /** An account's secrets. Never logged, never in `/status`, settings or decisions. */

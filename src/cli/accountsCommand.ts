@@ -10,7 +10,8 @@ import type { AccountKind } from '../accounts/types';
 import { FileCredentialStore } from '../accounts/fileCredentialStore';
 import { claudeCodeCredentialsPath, readClaudeCodeLogin } from '../accounts/claudeCodeLogin';
 import { configFromArgs, UsageError, validLabel, type GlobalOptions } from './args';
-import { resolveAccounts, stateDirOf } from './runtime';
+import { resolveAccounts } from './accountSet';
+import { stateDirOf } from './runtime';
 import { commandLineWarning, readSecret, readStdinLines, secretSource, type SecretOption, type SecretSource } from './secretInput';
 
 /** The options of the `accounts` subcommands (each takes its own subset). */

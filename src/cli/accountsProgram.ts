@@ -4,6 +4,7 @@
  * more `register…(accounts, done)` line in main.ts or one more definition here.
  */
 import type { Command } from 'commander';
+import { runAccountEdit, type AccountEdit, type AccountEditOptions } from './accountEdits';
 import { runAccounts, type AccountsOptions } from './accountsCommand';
 import { configOption, example } from './help';
 import { runLogin, type LoginOptions } from './loginCommand';
@@ -77,4 +78,61 @@ export function registerAccountCommands(accounts: Command, done: (code: number) 
     .action(async (label: string | undefined, _opts: unknown, cmd: Command) =>
       done(await runAccounts('remove', withGlobals<AccountsOptions>(cmd), label === undefined ? [] : [label])),
     );
+
+  const edit =
+    (name: AccountEdit) =>
+    async (...args: unknown[]) => {
+      const cmd = args[args.length - 1] as Command;
+      done(await runAccountEdit(name, withGlobals<AccountEditOptions>(cmd), cmd.args));
+    };
+  accounts
+    .command('rename')
+    .summary('rename an account added by command')
+    .description('Rename an account added by command; its credentials, order and primary follow. An account of the config file is renamed there.')
+    .argument('<label>', 'the account')
+    .argument('<new-label>', 'its new name')
+    .addOption(configOption())
+    .addHelpText('after', example('claude-router accounts rename account-1 work'))
+    .action(edit('rename'));
+  for (const [name, verb] of [
+    ['enable', 'route requests to it again'],
+    ['disable', 'route no request to it (its credentials stay)'],
+  ] as const) {
+    accounts
+      .command(name)
+      .summary(`${verb}`)
+      .description(`${name[0].toUpperCase()}${name.slice(1)} an account: ${verb}. Kept in the state directory; \`enabled\` set in the config file wins.`)
+      .argument('<label>', 'the account')
+      .addOption(configOption())
+      .addHelpText('after', example(`claude-router accounts ${name} work`))
+      .action(edit(name));
+  }
+  accounts
+    .command('move')
+    .summary('change an account’s place in the order')
+    .description(
+      'Move an account in the configured order (the last tie-breaker, and the order of sequential-drain): up, down, first, last or to a 1-based position. Kept in the state directory.',
+    )
+    .argument('<label>', 'the account')
+    .argument('<position>', 'up, down, first, last, or 1…N')
+    .addOption(configOption())
+    .addHelpText('after', example('claude-router accounts move work first', 'claude-router accounts move personal 2'))
+    .action(edit('move'));
+  accounts
+    .command('primary')
+    .summary('make an account the primary (or --clear)')
+    .description('Make an account the primary (routing.primary-account). Kept in the state directory; routing.primary-account set in the config file wins.')
+    .argument('[label]', 'the account')
+    .option('--clear', 'no primary account')
+    .addOption(configOption())
+    .addHelpText('after', example('claude-router accounts primary work', 'claude-router accounts primary --clear'))
+    .action(edit('primary'));
+  accounts
+    .command('logout')
+    .summary('delete an account’s stored credentials (it stays, needing sign-in)')
+    .description('Sign out of an account: delete its stored credentials; the account stays and needs `accounts login --label <label>` again.')
+    .argument('<label>', 'the account')
+    .addOption(configOption())
+    .addHelpText('after', example('claude-router accounts logout work'))
+    .action(edit('logout'));
 }

@@ -13,7 +13,8 @@ import { AccountRegistry } from '../accounts/registry';
 import { DEFAULT_SERVER_SETTINGS } from '../config/schema';
 import { configFromArgs, UsageError, validLabel, type GlobalOptions } from './args';
 import { openInBrowser } from './openBrowser';
-import { resolveAccounts, stateDirOf } from './runtime';
+import { resolveAccounts } from './accountSet';
+import { stateDirOf } from './runtime';
 
 export interface LoginOptions extends GlobalOptions {
   config?: string;

@@ -4,6 +4,7 @@
  * it knows the key: src/proxy/http/identity.ts) and prints the pool as a table.
  */
 import { DEFAULT_SERVER_SETTINGS } from '../config/schema';
+import type { AccountOrigin } from '../accounts/types';
 import type { StatusReport } from '../proxy/status/status';
 import { fetchFromRouter } from '../proxy/http/identity';
 import { configFromArgs, UsageError, type GlobalOptions } from './args';
@@ -17,7 +18,9 @@ const pct = (f: number | null) => (f === null ? '   ?' : `${Math.round(f * 100)}
 /** Renders a status report as a fixed-width table (labels and numbers only). */
 export function formatStatusTable(s: StatusReport, now = Date.now()): string {
   // STATUS: the account's own state; ELIGIBILITY: the filter's verdict for a typical new request.
-  const rows = [['ACCOUNT', 'STATE', 'STATUS', '5H', 'RESET', '7D', 'RESET', 'IN-FLIGHT', 'SESSIONS', 'ELIGIBILITY', 'NOTE']];
+  // SOURCE: where the account and its settings come from, when the proxy knows (a CLI proxy does).
+  const sources = s.accounts.some((a) => a.origin);
+  const rows = [['ACCOUNT', 'STATE', 'STATUS', ...(sources ? ['SOURCE'] : []), '5H', 'RESET', '7D', 'RESET', 'IN-FLIGHT', 'SESSIONS', 'ELIGIBILITY', 'NOTE']];
   for (const a of s.accounts) {
     const state = !a.enabled ? 'disabled' : a.needsSignIn ? 'sign-in' : a.coolingUntil ? 'cooling' : a.usable ? 'usable' : (a.unusableReason ?? 'unusable');
     const note = [
@@ -32,6 +35,7 @@ export function formatStatusTable(s: StatusReport, now = Date.now()): string {
       a.label,
       state,
       a.status,
+      ...(sources ? [originText(a.origin)] : []),
       pct(a.session.used),
       timeUntil(a.session.resetsAt, now),
       pct(a.weekly.used),
@@ -52,7 +56,7 @@ export function formatStatusTable(s: StatusReport, now = Date.now()): string {
   const p = s.policy;
   lines.push(
     '',
-    `policy: ${p.strategy}, ${p.accountRanking}${p.sessionAffinity ? `, affinity ${formatDuration(p.sessionAffinityIdleTtlMs / 1000)}` : ''}${p.preferPrimary ? ', prefer-primary' : ''}${p.spillInflight ? `, spill at ${p.spillInflight}` : ''}`,
+    `policy: ${p.strategy}, ${p.accountRanking}${p.primaryAccount === undefined ? '' : `, primary ${p.primaryAccount} (${s.config.sources['primary-account'] ?? 'default'})`}${p.sessionAffinity ? `, affinity ${formatDuration(p.sessionAffinityIdleTtlMs / 1000)}` : ''}${p.preferPrimary ? ', prefer-primary' : ''}${p.spillInflight ? `, spill at ${p.spillInflight}` : ''}`,
     `usable accounts: ${s.usableAccounts}/${s.accounts.filter((a) => !a.fallback).length}; bound sessions: ${s.boundSessions}; in flight: ${s.inflight}`,
     `config generation ${s.config.generation}${s.config.lastReloadError ? `; last reload rejected: ${s.config.lastReloadError}` : ''}`,
     `requests ${s.counters.requests}, served ${s.counters.served}, failovers ${s.counters.failovers}, no usable account ${s.counters.noUsableAccount}`,
@@ -66,6 +70,21 @@ export interface StatusOptions extends GlobalOptions {
   json?: boolean;
   url?: string;
   key?: string;
+}
+
+/**
+ * Where an account and its settings come from, shortly: `config`, `state-dir`, or the account's
+ * source with the settings that come from elsewhere (`config; enabled: state-dir`); empty when unknown.
+ */
+export function originText(o: AccountOrigin | null): string {
+  if (!o) return '';
+  const other = (
+    [
+      ['enabled', o.enabled],
+      ['order', o.position],
+    ] as const
+  ).filter(([, src]) => src !== 'default' && src !== o.account);
+  return [o.account, ...other.map(([k, src]) => `${k}: ${src}`)].join('; ');
 }
 
 export async function runStatus(values: StatusOptions): Promise<number> {

@@ -3,6 +3,7 @@
  * sessions, the configuration generation and counters. Built from the same
  * metrics the router uses. Contains labels and numbers only — never a token.
  */
+import type { AccountOrigin } from '../../accounts/types';
 import type { AccountMetrics } from '../../routing/metrics';
 import type { CandidateVerdict } from '../../routing/plan';
 import type { FilterVerdict } from '../../routing/planner/verdict';
@@ -82,6 +83,8 @@ export interface AccountReport {
   needsSignIn: boolean;
   needsSignInReason: string | null;
   boundSessions: number;
+  /** Where the account and its settings come from (CLI accounts); null when not known. */
+  origin: AccountOrigin | null;
 }
 
 /** A live session binding. */
@@ -176,6 +179,7 @@ export function buildStatus(input: StatusInput): StatusReport {
       needsSignIn,
       needsSignInReason: state.needsSignIn.get(a.label) ?? null,
       boundSessions: boundBy.get(a.label) ?? 0,
+      origin: a.origin ?? null,
     };
   });
   const cs = input.configStatus;
