@@ -66,7 +66,7 @@ export class AccountRegistry {
     }
     const d = parsed.data;
     return {
-      accounts: (d.accounts ?? []) as AccountInfo[],
+      accounts: d.accounts ?? [],
       overrides: Object.assign(Object.create(null) as RegistryData['overrides'], d.overrides ?? {}),
       ...(d.order !== undefined && { order: d.order }),
       ...(d.primaryAccount !== undefined && { primaryAccount: d.primaryAccount }),

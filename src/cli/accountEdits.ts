@@ -130,7 +130,7 @@ function seedsCredentials(config: ConfigInput, label: string): boolean {
  * @param position `up`, `down`, `first`, `last` or a 1-based position
  * @throws UsageError for anything else, or a position out of range
  */
-function targetIndex(position: string | undefined, from: number, count: number): number {
+function targetIndex(position: string, from: number, count: number): number {
   switch (position) {
     case 'up':
       return Math.max(0, from - 1);
@@ -142,6 +142,6 @@ function targetIndex(position: string | undefined, from: number, count: number):
       return count - 1;
   }
   const n = Number(position);
-  if (!Number.isInteger(n) || n < 1 || n > count) throw new UsageError(`position: expected up, down, first, last or 1–${count}, got "${position ?? ''}"`);
+  if (!Number.isInteger(n) || n < 1 || n > count) throw new UsageError(`position: expected up, down, first, last or 1–${count}, got "${position}"`);
   return n - 1;
 }

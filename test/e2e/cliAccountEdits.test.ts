@@ -95,7 +95,7 @@ describe('e2e: claude-router accounts edits beside a running proxy', function ()
 
     const renamed = await cli(['accounts', 'rename', 'personal', 'home']);
     assert.equal(renamed.code, 0, renamed.stderr);
-    s = await within2s('personal renamed home', (x) => labels(x).join() === 'home,work');
+    await within2s('personal renamed home', (x) => labels(x).join() === 'home,work');
     assert.deepEqual(credentialLabels().sort(), ['home', 'work'], 'the credentials moved with the name');
 
     assert.equal((await cli(['accounts', 'logout', 'work'])).code, 0);
