@@ -7,7 +7,8 @@
 import { verifyHolder } from '../proxy/http/identity';
 import { configFromArgs, UsageError, type GlobalOptions } from './args';
 import { stateDirOf } from './runtime';
-import { clientKeyFile, rotateClientKeyFile, runningProxyUrl } from './stateDir';
+import { findRunningProxy } from './discovery';
+import { clientKeyFile, rotateClientKeyFile } from './stateDir';
 
 /** How long the command waits for a running proxy to take the new key, ms. */
 const ADOPT_TIMEOUT_MS = 5_000;
@@ -24,7 +25,9 @@ export async function runRotateKey(values: { config?: string } & GlobalOptions):
   const key = rotateClientKeyFile(dir);
   const file = clientKeyFile(dir);
   process.stdout.write(`new client key written to ${file}\n`);
-  const url = runningProxyUrl(dir);
+  // Only a proxy running from this state directory reads this key file (not a demo registered here).
+  const running = findRunningProxy(dir);
+  const url = running?.stateDir === dir ? running.url : undefined;
   if (url) {
     if (!(await provesKey(url, key))) {
       process.stderr.write(`claude-router: the proxy at ${url} has not taken the new key within ${ADOPT_TIMEOUT_MS / 1000} s; restart it\n`);

@@ -24,7 +24,6 @@ import { runDemo } from './demo';
 import { runRotateKey } from './keyCommand';
 import { runReplay, runReport } from './logCommands';
 import { configForStart, parsePort, UsageError, waitForSignal, type GlobalOptions } from './args';
-import { commandLineWarning } from './secretInput';
 import { clientKeyFile } from './stateDir';
 
 interface StartOptions extends GlobalOptions {
@@ -94,11 +93,7 @@ export function buildProgram(done: (code: number) => void): Command {
     .option('--json', 'the full /status report as JSON')
     .addHelpText('after', `\nThe client key comes from the state directory, else CLAUDE_ROUTER_KEY.\n${example('claude-router status', 'claude-router status --json')}`)
     .action(async (_opts: unknown, cmd: Command) => {
-      const opts = cmd.optsWithGlobals<StatusOptions>();
-      if (opts.key !== undefined) {
-        process.stderr.write(commandLineWarning('--key', 'CLAUDE_ROUTER_KEY', 'set CLAUDE_ROUTER_KEY instead, or pass --config so the key is read from the state directory'));
-      }
-      done(await runStatus(opts));
+      done(await runStatus(cmd.optsWithGlobals<StatusOptions>()));
     });
 
   program
@@ -108,8 +103,8 @@ export function buildProgram(done: (code: number) => void): Command {
     .option('-p, --port <n>', 'listen on this port (default: a free one)')
     .addOption(new Option('--log-level <level>', 'log detail').choices(['debug', 'info', 'warn', 'error']).default('info'))
     .addHelpText('after', example('claude-router demo'))
-    .action(async (opts: { port?: string; logLevel: LogLevel }) => {
-      await runDemo(opts);
+    .action(async (_opts: unknown, cmd: Command) => {
+      await runDemo(cmd.optsWithGlobals<{ port?: string; logLevel: LogLevel } & GlobalOptions>());
       done(0);
     });
 

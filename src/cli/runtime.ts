@@ -18,8 +18,9 @@ import type { RouterEngine } from '../proxy/engine';
 import type { RuntimeConfig } from '../proxy/runtimeConfig';
 import type { Logger } from '../proxy/log';
 import type { ProxyServer } from '../proxy/http/server';
-import { defaultStateDir, expandHome, loadOrCreateClientKey, runtimeFile, watchClientKey } from './stateDir';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { defaultStateDir, expandHome, loadOrCreateClientKey, watchClientKey } from './stateDir';
+import { registerProxy, unregisterProxy } from './discovery';
+import { mkdirSync } from 'node:fs';
 
 export interface StartOptions {
   config: ConfigInput;
@@ -112,7 +113,7 @@ export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
   // New credentials from the file lift a sign-in flag.
   for (const label of first.seeded) state.clearNeedsSignIn(label);
 
-  writeFileSync(runtimeFile(stateDir), JSON.stringify({ url: server.url, pid: process.pid }), { mode: 0o600 });
+  registerProxy(stateDir, { url: server.url, pid: process.pid, stateDir });
   if (opts.pollUsage !== false) poller.start();
 
   /** The configuration in force (the last good version of the file). */
@@ -217,7 +218,7 @@ export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
         stopKeyWatch();
         stopStateWatch();
         await reloads;
-        rmSync(runtimeFile(stateDir), { force: true });
+        unregisterProxy(stateDir);
         await router.close();
       })()),
   };

@@ -3,13 +3,9 @@
  * key from the state directory, sent only after the holder of the port proved
  * it knows the key: src/proxy/http/identity.ts) and prints the pool as a table.
  */
-import { DEFAULT_SERVER_SETTINGS } from '../config/schema';
 import type { AccountOrigin } from '../accounts/types';
 import type { StatusReport } from '../proxy/status/status';
-import { fetchFromRouter } from '../proxy/http/identity';
-import { configFromArgs, UsageError, type GlobalOptions } from './args';
-import { stateDirOf } from './runtime';
-import { readClientKey, runningProxyUrl } from './stateDir';
+import { getJson, proxyTarget, type ProxyTargetOptions } from './proxyClient';
 import { eligibilityText, timeUntil } from '../proxy/status/statusView';
 import { formatDuration } from '../quota/duration';
 
@@ -64,14 +60,6 @@ export function formatStatusTable(s: StatusReport, now = Date.now()): string {
   return lines.join('\n') + '\n';
 }
 
-/** `status`'s options. */
-export interface StatusOptions extends GlobalOptions {
-  config?: string;
-  json?: boolean;
-  url?: string;
-  key?: string;
-}
-
 /**
  * Where an account and its settings come from, shortly: `config`, `state-dir`, or the account's
  * source with the settings that come from elsewhere (`config; enabled: state-dir`); empty when unknown.
@@ -87,28 +75,13 @@ export function originText(o: AccountOrigin | null): string {
   return [o.account, ...other.map(([k, src]) => `${k}: ${src}`)].join('; ');
 }
 
+/** `status`'s options. */
+export interface StatusOptions extends ProxyTargetOptions {
+  json?: boolean;
+}
+
 export async function runStatus(values: StatusOptions): Promise<number> {
-  const { config } = await configFromArgs(values.config, values.stateDir);
-  const dir = stateDirOf(config);
-  // Reading status never creates a key: a missing one means the wrong state directory.
-  const key = values.key ?? process.env.CLAUDE_ROUTER_KEY ?? config.clientKey ?? readClientKey(dir);
-  if (!key) throw new UsageError(`no client key in ${dir}; pass --config <file> of the running proxy, or set CLAUDE_ROUTER_KEY`);
-  const host = config.listen?.host ?? DEFAULT_SERVER_SETTINGS.host;
-  const url = values.url ?? runningProxyUrl(dir) ?? `http://${host.includes(':') ? `[${host}]` : host}:${config.listen?.port ?? DEFAULT_SERVER_SETTINGS.port}`;
-  let res;
-  try {
-    [res] = await fetchFromRouter(url, key, ['/status'], { timeoutMs: 5_000 });
-  } catch (err) {
-    // "nothing listens at …", or a holder of the port that could not prove it is the router (it got no key).
-    process.stderr.write(`claude-router: ${(err as Error).message}\n`);
-    return 1;
-  }
-  const text = res.text;
-  if (res.statusCode !== 200) {
-    process.stderr.write(`claude-router: ${url}/status answered ${res.statusCode}: ${text}\n`);
-    return 1;
-  }
-  const report = JSON.parse(text) as StatusReport;
+  const report = await getJson<StatusReport>(await proxyTarget(values), '/status');
   process.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : formatStatusTable(report));
   return 0;
 }
