@@ -18,8 +18,11 @@ import { version } from '../../package.json';
 import { streamLogger, type LogLevel } from '../proxy/log';
 import { startRouter } from './runtime';
 import { runStatus, type StatusOptions } from './statusCommand';
+import { runWatch } from './watchCommand';
+import { runDecisions, type DecisionsOptions } from './decisionsCommand';
+import { runExplain, type ExplainOptions } from './explainCommand';
 import { registerAccountCommands } from './accountsProgram';
-import { configOption, example } from './help';
+import { addProxyOptions, configOption, example, PROXY_HELP } from './help';
 import { runDemo } from './demo';
 import { runRotateKey } from './keyCommand';
 import { runReplay, runReport } from './logCommands';
@@ -83,18 +86,65 @@ export function buildProgram(done: (code: number) => void): Command {
       done(0);
     });
 
-  program
-    .command('status')
-    .summary("the running proxy's account pool")
-    .description("Print the running proxy's account pool: state, quota, resets, in-flight requests, sessions.")
-    .addOption(configOption())
-    .option('--url <url>', 'the proxy to ask (default: the one running from the state directory)')
-    .option('--key <key>', 'the client key (visible to other users: prefer CLAUDE_ROUTER_KEY)')
+  addProxyOptions(
+    program
+      .command('status')
+      .summary("the running proxy's account pool, and why each account would or would not be picked (--watch: live)")
+      .description(
+        "Print the running proxy's account pool: status and eligibility, quota, resets, in-flight requests, sessions, where each account's settings come from, and why the router would or would not pick each account now. --watch keeps it on screen, redrawn on every change.",
+      ),
+  )
     .option('--json', 'the full /status report as JSON')
-    .addHelpText('after', `\nThe client key comes from the state directory, else CLAUDE_ROUTER_KEY.\n${example('claude-router status', 'claude-router status --json')}`)
+    .option('-w, --watch', 'a live view: redrawn in place on a terminal, printed again after each change otherwise')
+    .addHelpText('after', `\n${PROXY_HELP}\n${example('claude-router status', 'claude-router status --watch', 'claude-router status --json')}`)
     .action(async (_opts: unknown, cmd: Command) => {
-      done(await runStatus(cmd.optsWithGlobals<StatusOptions>()));
+      const opts = cmd.optsWithGlobals<StatusOptions & { watch?: boolean }>();
+      if (opts.watch && opts.json) throw new UsageError('--watch and --json: choose one');
+      done(await (opts.watch ? runWatch(opts) : runStatus(opts)));
     });
+
+  addProxyOptions(
+    program
+      .command('decisions')
+      .summary('the last decisions, each candidate’s verdict in words (filters: --session, --account, --outcome, --since)')
+      .description(
+        "The running proxy's last decisions from its decision log (on disk, across rotations), oldest first: when, which model and session, the account that served it and why, and every candidate's verdict in words.",
+      ),
+  )
+    .option('-n, --limit <n>', 'how many (1–10000)', '20')
+    .option('--session <hash>', 'only this session (its key hash, or the first 4+ hex digits)')
+    .option('--account <label>', 'only requests this account served or was tried for')
+    .addOption(
+      new Option('--outcome <outcome>', 'only this outcome').choices([
+        'success',
+        'client_error',
+        'upstream_error',
+        'no_usable_account',
+        'truncated',
+        'error_after_commit',
+        'client_abort',
+      ]),
+    )
+    .option('--reason <reason>', 'only this selection reason (session_affinity, weekly_reset, …)')
+    .option('--since <time>', 'only requests since: ISO-8601, epoch ms, or a time ago (30m, 2h, 3d)')
+    .option('--json', 'the decision records as JSON')
+    .addHelpText(
+      'after',
+      `\n${PROXY_HELP}\n${example('claude-router decisions', 'claude-router decisions --account work --since 2h', 'claude-router decisions --outcome no_usable_account --json')}`,
+    )
+    .action(async (_opts: unknown, cmd: Command) => done(await runDecisions(cmd.optsWithGlobals<DecisionsOptions>())));
+
+  addProxyOptions(
+    program
+      .command('explain')
+      .summary('would it be picked: how a new request would be routed now')
+      .description('How the running proxy would route a new request now — for a model, or for a session it has bound — with each account’s verdict in words.'),
+  )
+    .option('-m, --model <model>', 'the request’s model (its weekly model window counts)')
+    .option('--session <hash>', 'a session key hash (16 hex digits, from `decisions`): its binding counts')
+    .option('--json', 'the preview as JSON')
+    .addHelpText('after', `\n${PROXY_HELP}\n${example('claude-router explain', 'claude-router explain --model claude-opus-4-1')}`)
+    .action(async (_opts: unknown, cmd: Command) => done(await runExplain(cmd.optsWithGlobals<ExplainOptions>())));
 
   program
     .command('demo')

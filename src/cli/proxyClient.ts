@@ -53,7 +53,22 @@ export async function proxyTarget(values: ProxyTargetOptions, env: NodeJS.Proces
  * the router (it got no key), or the answer is not a 200
  */
 export async function getJson<T>(target: ProxyTarget, path: string): Promise<T> {
+  return (await get<T>(target, path)).json;
+}
+
+/**
+ * One page of a paged endpoint (`/decisions`): its records and the path of the next page, from
+ * its `link: <path>; rel="next"` header.
+ * @throws Error as {@link getJson}
+ */
+export async function fetchPage<T>(target: ProxyTarget, path: string): Promise<{ records: T[]; next: string | null }> {
+  const { json, headers } = await get<T[]>(target, path);
+  const link = /^<(\/[^>]*)>; rel="next"$/.exec(String(headers.link ?? ''));
+  return { records: json, next: link ? link[1] : null };
+}
+
+async function get<T>(target: ProxyTarget, path: string): Promise<{ json: T; headers: Record<string, string | string[] | undefined> }> {
   const [res] = await fetchFromRouter(target.url, target.key, [path], { timeoutMs: 5_000 });
   if (res.statusCode !== 200) throw new Error(`${target.url}${path.split('?')[0]} answered ${res.statusCode}: ${res.text}`);
-  return JSON.parse(res.text) as T;
+  return { json: JSON.parse(res.text) as T, headers: res.headers };
 }

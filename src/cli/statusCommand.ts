@@ -1,18 +1,53 @@
 /**
  * `claude-router status`: asks a running proxy for `/status` (with the local
  * key from the state directory, sent only after the holder of the port proved
- * it knows the key: src/proxy/http/identity.ts) and prints the pool as a table.
+ * it knows the key: src/proxy/http/identity.ts) and prints the pool as a table,
+ * with why each account would or would not be picked now (`--watch`: watchCommand.ts).
  */
 import type { AccountOrigin } from '../accounts/types';
-import type { StatusReport } from '../proxy/status/status';
+import type { AccountStatus, StatusReport } from '../proxy/status/status';
 import { getJson, proxyTarget, type ProxyTargetOptions } from './proxyClient';
-import { eligibilityText, timeUntil } from '../proxy/status/statusView';
+import { eligibilityText, timeUntil, whyNow } from '../proxy/status/statusView';
+import { PLAIN, paintFor, type Paint } from './color';
 import { formatDuration } from '../quota/duration';
 
 const pct = (f: number | null) => (f === null ? '   ?' : `${Math.round(f * 100)}%`.padStart(4));
 
-/** Renders a status report as a fixed-width table (labels and numbers only). */
-export function formatStatusTable(s: StatusReport, now = Date.now()): string {
+/** Cells of this width draw a utilisation bar. */
+const BAR_CELLS = 10;
+/** `f` (a fraction) as a bar of BAR_CELLS cells, `··········` when unknown. */
+const bar = (f: number | null) => (f === null ? '·'.repeat(BAR_CELLS) : '█'.repeat(Math.round(Math.min(1, Math.max(0, f)) * BAR_CELLS)).padEnd(BAR_CELLS, '░'));
+
+/** The colour of an account's displayed status. */
+function statusPaint(status: AccountStatus, paint: Paint): (text: string) => string {
+  switch (status) {
+    case 'Active':
+      return paint.green;
+    case 'Limited':
+    case 'Paused':
+      return paint.yellow;
+    case 'Needs sign-in':
+      return paint.red;
+    case 'Disabled':
+      return paint.dim;
+  }
+}
+
+/** How {@link formatStatusTable} draws. */
+export interface TableOptions {
+  /** Colours (default none). */
+  paint?: Paint;
+  /** A bar beside the 5h and 7d utilisation (the live view). */
+  bars?: boolean;
+}
+
+/**
+ * Renders a status report as a fixed-width table (labels and numbers only), the policy and
+ * counters, and why the router would or would not pick each account for a new request now.
+ */
+export function formatStatusTable(s: StatusReport, now = Date.now(), opts: TableOptions = {}): string {
+  const paint = opts.paint ?? PLAIN;
+  const used = (f: number | null) => (opts.bars ? `${pct(f)} ${bar(f)}` : pct(f));
   // STATUS: the account's own state; ELIGIBILITY: the filter's verdict for a typical new request.
   // SOURCE: where the account and its settings come from, when the proxy knows (a CLI proxy does).
   const sources = s.accounts.some((a) => a.origin);
@@ -32,9 +67,9 @@ export function formatStatusTable(s: StatusReport, now = Date.now()): string {
       state,
       a.status,
       ...(sources ? [originText(a.origin)] : []),
-      pct(a.session.used),
+      used(a.session.used),
       timeUntil(a.session.resetsAt, now),
-      pct(a.weekly.used),
+      used(a.weekly.used),
       timeUntil(a.weekly.resetsAt, now),
       String(a.inflight),
       String(a.boundSessions),
@@ -43,12 +78,24 @@ export function formatStatusTable(s: StatusReport, now = Date.now()): string {
     ]);
   }
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  const lines = rows.map((r) =>
+  const statusColumn = 2;
+  const eligibilityColumn = rows[0].indexOf('ELIGIBILITY');
+  // Padded first, coloured after: escape codes take no room on the screen.
+  const lines = rows.map((r, row) =>
     r
-      .map((c, i) => c.padEnd(widths[i]))
+      .map((c, i) => {
+        const cell = c.padEnd(widths[i]);
+        if (row === 0) return paint.bold(cell);
+        const a = s.accounts[row - 1];
+        if (i === statusColumn) return statusPaint(a.status, paint)(cell);
+        if (i === eligibilityColumn) return (a.eligibility?.code === 'eligible' ? paint.green : paint.yellow)(cell);
+        return cell;
+      })
       .join('  ')
       .trimEnd(),
   );
+  const labelWidth = Math.max(...s.accounts.map((a) => a.label.length));
+  lines.push('', 'why:', ...s.accounts.map((a) => `  ${a.label.padEnd(labelWidth)}  ${whyNow(a, s, now)}`));
   const p = s.policy;
   lines.push(
     '',
@@ -82,6 +129,6 @@ export interface StatusOptions extends ProxyTargetOptions {
 
 export async function runStatus(values: StatusOptions): Promise<number> {
   const report = await getJson<StatusReport>(await proxyTarget(values), '/status');
-  process.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : formatStatusTable(report));
+  process.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : formatStatusTable(report, Date.now(), { paint: paintFor(process.stdout, values.color) }));
   return 0;
 }
