@@ -13,7 +13,7 @@
  * suggestion for a mistyped command or option); each command's work stays in its own
  * module. Exit codes: 0 ok, 1 runtime failure, 2 bad usage or invalid configuration.
  */
-import { Command, CommanderError, Option } from 'commander';
+import { Argument, Command, CommanderError, Option } from 'commander';
 import { version } from '../../package.json';
 import { streamLogger, type LogLevel } from '../proxy/log';
 import { startRouter } from './runtime';
@@ -23,6 +23,7 @@ import { runDecisions, type DecisionsOptions } from './decisionsCommand';
 import { runExplain, type ExplainOptions } from './explainCommand';
 import { registerAccountCommands } from './accountsProgram';
 import { addProxyOptions, configOption, example, PROXY_HELP } from './help';
+import { completionScript, SHELLS, type Shell } from './completion';
 import { runDemo } from './demo';
 import { runRotateKey } from './keyCommand';
 import { runReplay, runReport } from './logCommands';
@@ -191,6 +192,25 @@ export function buildProgram(done: (code: number) => void): Command {
     .option('--all', 're-rank decisions made under another ranking too (a what-if)')
     .addHelpText('after', example('claude-router replay decisions.jsonl --ranking headroom-first'))
     .action((files: string[], opts: { ranking: 'expiry-first' | 'headroom-first'; all?: boolean }) => done(runReplay(files, opts)));
+
+  // Last: the script covers every command defined above.
+  program
+    .command('completion')
+    .summary('a shell completion script (bash, zsh or fish)')
+    .description('Print a completion script for the shell, made from the commands and options of this version.')
+    .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(SHELLS))
+    .addHelpText(
+      'after',
+      example(
+        'eval "$(claude-router completion bash)"    # in ~/.bashrc',
+        'eval "$(claude-router completion zsh)"     # in ~/.zshrc',
+        'claude-router completion fish | source     # in ~/.config/fish/config.fish',
+      ),
+    )
+    .action((shell: Shell) => {
+      process.stdout.write(completionScript(program, shell));
+      done(0);
+    });
 
   return program;
 }
