@@ -2,12 +2,15 @@
  * `claude-router`: the standalone proxy and its tools.
  *
  *   claude-router start [--config proxy-config.yaml] [--port N]
- *   claude-router status [--config F] [--json]
+ *   claude-router status [--watch] [--json]
+ *   claude-router decisions [-n N] [--session H] [--account A] [--outcome O] [--since T]
+ *   claude-router explain [--model M]
  *   claude-router demo [--port N]
- *   claude-router accounts list|add|import|remove …
+ *   claude-router accounts login|list|add|import|remove|rename|enable|disable|move|primary|logout …
  *   claude-router rotate-key [--config F]
  *   claude-router report <decisions.jsonl>…
  *   claude-router replay <decisions.jsonl>… --ranking expiry-first
+ *   claude-router completion bash|zsh|fish
  *
  * Arguments are parsed by commander (per-command help with an example, `--version`, a
  * suggestion for a mistyped command or option); each command's work stays in its own
