@@ -8,8 +8,7 @@ import * as path from 'node:path';
 import { FileCredentialStore } from '../accounts/fileCredentialStore';
 import { AccountRegistry } from '../accounts/registry';
 import type { AccountInfo } from '../accounts/types';
-import type { ConfigInput } from '../config/schema';
-import { resolveAccounts } from './accountSet';
+import { resolveAccounts, seedsCredentials } from './accountSet';
 import { configFromArgs, UsageError, validLabel, type GlobalOptions } from './args';
 import { stateDirOf } from './runtime';
 
@@ -117,12 +116,6 @@ export async function runAccountEdit(edit: AccountEdit, opts: AccountEditOptions
       return 0;
     }
   }
-}
-
-/** Whether the config file holds a token for `label` (it seeds the credential store). */
-function seedsCredentials(config: ConfigInput, label: string): boolean {
-  const a = (config.accounts ?? []).find((x) => x.label === label);
-  return a !== undefined && (a.accessToken !== undefined || a.apiKey !== undefined);
 }
 
 /**

@@ -64,6 +64,15 @@ function ordered(accounts: AccountInfo[], order: readonly string[] | undefined):
   return [...placed.map((a) => ({ ...a, origin: { ...a.origin!, position: 'state-dir' as const } })), ...accounts.filter((a) => !rank.has(a.label))];
 }
 
+/**
+ * Whether the config file holds a token for `label`: it seeds the credential store, and stores it
+ * again at a reload over a pair put there by `accounts login` or removed by `accounts logout`.
+ */
+export function seedsCredentials(config: ConfigInput, label: string): boolean {
+  const a = (config.accounts ?? []).find((x) => x.label === label);
+  return a !== undefined && (a.accessToken !== undefined || a.apiKey !== undefined);
+}
+
 /** The config file's `routing:` with the state directory's primary when the file sets none. */
 export function routingInputOf(config: ConfigInput, set: AccountSet): RoutingInput | undefined {
   return set.statePrimary === undefined ? config.routing : { ...config.routing, primaryAccount: set.statePrimary };

@@ -1,7 +1,7 @@
 /**
  * `claude-router accounts list|add|import|remove`: manages accounts kept in
  * the state directory (credentials in the 0600 store, metadata in accounts.json).
- * A running proxy picks the change up at its next reload or restart. `add` takes its
+ * A running proxy picks the change up within a second (stateWatch.ts). `add` takes its
  * secrets from standard input, a file or an environment variable (secretInput.ts).
  */
 import * as path from 'node:path';

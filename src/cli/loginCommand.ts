@@ -13,7 +13,7 @@ import { AccountRegistry } from '../accounts/registry';
 import { DEFAULT_SERVER_SETTINGS } from '../config/schema';
 import { configFromArgs, UsageError, validLabel, type GlobalOptions } from './args';
 import { openInBrowser } from './openBrowser';
-import { resolveAccounts } from './accountSet';
+import { resolveAccounts, seedsCredentials } from './accountSet';
 import { stateDirOf } from './runtime';
 
 export interface LoginOptions extends GlobalOptions {
@@ -28,10 +28,10 @@ export interface LoginOptions extends GlobalOptions {
 /**
  * @returns 0 when the account is signed in, 1 when the sign-in failed (nothing pasted, a code of
  * another attempt, the token endpoint refused or unreachable); nothing is stored then
- * @throws UsageError for an invalid `--label`
+ * @throws UsageError for an invalid `--label`, or one whose tokens the config file holds
  */
 export async function runLogin(opts: LoginOptions, input: NodeJS.ReadableStream = process.stdin): Promise<number> {
-  const { config } = await configFromArgs(opts.config, opts.stateDir);
+  const { config, path: configPath } = await configFromArgs(opts.config, opts.stateDir);
   if (opts.label !== undefined && !validLabel(opts.label)) throw new UsageError('--label: 1–64 characters, no control characters, not a reserved name');
   const dir = stateDirOf(config);
   const store = new FileCredentialStore(path.join(dir, 'credentials.json'));
@@ -39,6 +39,9 @@ export async function runLogin(opts: LoginOptions, input: NodeJS.ReadableStream 
   const { accounts } = await resolveAccounts(config, registry);
   const known = new Set(accounts.map((a) => a.label));
   const label = opts.label ?? freeLabel(known);
+  if (seedsCredentials(config, label)) {
+    throw new UsageError(`the tokens of "${label}" are in ${configPath ?? 'the config file'} and would replace a sign-in at its next reload; remove them there first`);
+  }
   const tokenUrl = opts.tokenUrl ?? config.upstream?.tokenUrl ?? DEFAULT_SERVER_SETTINGS.tokenUrl;
 
   const login = startPkceLogin();

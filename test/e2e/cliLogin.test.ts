@@ -131,6 +131,16 @@ describe('e2e: claude-router accounts login', function () {
       unchanged();
     });
 
+    it('an account whose tokens the config file holds: exit 2 (they would replace the sign-in at the next reload)', async () => {
+      const config = path.join(dir, 'proxy-config.yaml');
+      writeFileSync(config, `state-dir: ${JSON.stringify(stateDir)}\naccounts:\n  - label: yaml\n    access-token: sk-ant-oat01-login-yaml\n`);
+      const r = await runCli(['accounts', 'login', '--label', 'yaml', '--config', config, '--token-url', sim.tokenUrl], 10_000, { env });
+      assert.equal(r.code, 2, r.stderr);
+      assert.equal(r.stderr, `claude-router: the tokens of "yaml" are in ${config} and would replace a sign-in at its next reload; remove them there first\n`);
+      assert.doesNotMatch(r.stdout, /oauth\/authorize/);
+      unchanged();
+    });
+
     it('an invalid label: exit 2 before any URL is printed', async () => {
       const r = await runCli(['accounts', 'login', '--label', '__proto__', '--token-url', sim.tokenUrl], 10_000, { env });
       assert.equal(r.code, 2, r.stderr);
