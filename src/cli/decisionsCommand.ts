@@ -8,9 +8,9 @@ import { metricsFromRecord } from '../routing/decision';
 import { candidateText, explainReason } from '../proxy/status/statusView';
 import { parseDecisionQuery } from '../proxy/state/decisionQuery';
 import { formatDuration } from '../quota/duration';
-import { UsageError } from './args';
+import { UsageError, waitForSignal } from './args';
 import { paintFor, type Paint } from './color';
-import { fetchPage, proxyTarget, type ProxyTargetOptions } from './proxyClient';
+import { fetchPage, proxyTarget, type ProxyTarget, type ProxyTargetOptions } from './proxyClient';
 
 export interface DecisionsOptions extends ProxyTargetOptions {
   limit: string;
@@ -20,12 +20,18 @@ export interface DecisionsOptions extends ProxyTargetOptions {
   reason?: string;
   since?: string;
   json?: boolean;
+  /** Keep printing new decisions as they are made. */
+  follow?: boolean;
 }
 
 /** The most decisions one command prints. */
 const MAX_LIMIT = 10_000;
 /** Records per request (the endpoint's most). */
 const PAGE = 500;
+/** How often `--follow` asks for new decisions, ms. */
+const FOLLOW_MS = 1_000;
+/** The most pages one `--follow` poll reads back to the last decision it printed. */
+const FOLLOW_PAGES = 10;
 const UNIT_MS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 /**
@@ -54,31 +60,61 @@ export async function runDecisions(values: DecisionsOptions): Promise<number> {
   // The endpoint's own check, before asking: a bad filter is a usage error here.
   const checked = parseDecisionQuery(params.toString());
   if ('error' in checked) throw new UsageError(`--${checked.error}`);
-  params.set('limit', String(Math.min(PAGE, limit)));
 
   const target = await proxyTarget(values);
-  // Pages come newest first; each page is oldest first.
+  const query = params.toString();
+  const records = await newest(target, query, limit, () => false);
+  const paint = paintFor(process.stdout, values.color);
+  // With --follow, JSON goes out as one record per line (JSON Lines), so each can be read as it comes.
+  const print = (list: DecisionRecord[]) =>
+    process.stdout.write(
+      values.json
+        ? values.follow
+          ? list.map((r) => JSON.stringify(r) + '\n').join('')
+          : JSON.stringify(list, null, 2) + '\n'
+        : list.map((r) => formatDecision(r, paint) + '\n').join(''),
+    );
+  if (records.length === 0 && !values.follow) process.stdout.write(values.json ? '[]\n' : 'no decisions match\n');
+  else print(records);
+  if (!values.follow) return 0;
+
+  const seen = new Set(records.map((r) => r.requestId));
+  let stop = false;
+  void waitForSignal().then(() => (stop = true));
+  while (!stop) {
+    await new Promise((r) => setTimeout(r, FOLLOW_MS));
+    if (stop) break;
+    let fresh: DecisionRecord[];
+    try {
+      fresh = await newest(target, query, PAGE * FOLLOW_PAGES, (r) => seen.has(r.requestId));
+    } catch (err) {
+      process.stderr.write(`claude-router: ${(err as Error).message}\n`);
+      return 1;
+    }
+    const unseen = fresh.filter((r) => !seen.has(r.requestId));
+    for (const r of unseen) seen.add(r.requestId);
+    if (unseen.length) print(unseen);
+  }
+  return 0;
+}
+
+/**
+ * The newest `limit` matching decisions, oldest first, read page by page (newest page first)
+ * and stopping early at a page that holds a decision for which `known` is true.
+ */
+async function newest(target: ProxyTarget, query: string, limit: number, known: (r: DecisionRecord) => boolean): Promise<DecisionRecord[]> {
   const pages: DecisionRecord[][] = [];
   let count = 0;
-  let path: string | null = `/decisions?${params.toString()}`;
+  const first = new URLSearchParams(query);
+  first.set('limit', String(Math.min(PAGE, limit)));
+  let path: string | null = `/decisions?${first.toString()}`;
   while (path !== null && count < limit) {
     const page: { records: DecisionRecord[]; next: string | null } = await fetchPage<DecisionRecord>(target, path);
     pages.unshift(page.records.slice(Math.max(0, page.records.length - (limit - count))));
     count += page.records.length;
-    path = page.next;
+    path = page.records.some(known) ? null : page.next;
   }
-  const records = pages.flat();
-  if (values.json) {
-    process.stdout.write(JSON.stringify(records, null, 2) + '\n');
-    return 0;
-  }
-  if (records.length === 0) {
-    process.stdout.write('no decisions match\n');
-    return 0;
-  }
-  const paint = paintFor(process.stdout, values.color);
-  process.stdout.write(records.map((r) => formatDecision(r, paint)).join('\n'));
-  return 0;
+  return pages.flat();
 }
 
 /**

@@ -131,10 +131,11 @@ export function buildProgram(done: (code: number) => void): Command {
     )
     .option('--reason <reason>', 'only this selection reason (session_affinity, weekly_reset, …)')
     .option('--since <time>', 'only requests since: ISO-8601, epoch ms, or a time ago (30m, 2h, 3d)')
-    .option('--json', 'the decision records as JSON')
+    .option('--json', 'the decision records as JSON (with --follow: one record per line)')
+    .option('-f, --follow', 'keep printing new decisions as they are made (Ctrl-C ends)')
     .addHelpText(
       'after',
-      `\n${PROXY_HELP}\n${example('claude-router decisions', 'claude-router decisions --account work --since 2h', 'claude-router decisions --outcome no_usable_account --json')}`,
+      `\n${PROXY_HELP}\n${example('claude-router decisions', 'claude-router decisions --follow', 'claude-router decisions --account work --since 2h', 'claude-router decisions --outcome no_usable_account --json')}`,
     )
     .action(async (_opts: unknown, cmd: Command) => done(await runDecisions(cmd.optsWithGlobals<DecisionsOptions>())));
 

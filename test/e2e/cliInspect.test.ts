@@ -17,6 +17,8 @@ import { startFakeUpstream, type FakeUpstream, type SimAccountSpec } from '../..
 import { CLI_JS, runCli, spawnCli, waitForStdout, type CliProcess } from '../support/routerCli';
 
 const ESC = '\x1b';
+/** The text without its escape codes (colours, cursor moves). */
+const plain = (text: string) => text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
 
 describe('e2e: decisions, explain and status --watch', function () {
   this.timeout(90_000);
@@ -144,6 +146,20 @@ describe('e2e: decisions, explain and status --watch', function () {
     }
   });
 
+  it('`decisions --follow` prints each new decision as it is made, once; Ctrl-C ends it with exit 0', async () => {
+    await send('before-follow');
+    const f = spawnCli(['decisions', '--follow', '-n', '1'], { env });
+    cleanups.push(() => f.stop());
+    await waitForStdout(f, /req_router_\S+ {2}claude-sonnet/);
+    await send('while-following', 'claude-haiku-4-5');
+    await waitForStdout(f, /claude-haiku-4-5 {2}session /);
+    await send('while-following', 'claude-opus-4-1');
+    await waitForStdout(f, /claude-opus-4-1 {2}session /);
+    assert.equal(f.stdout().match(/^\d{4}-\d\d-\d\d /gm)?.length, 3, `each decision once:\n${f.stdout()}`);
+    await f.stop();
+    assert.equal(await f.exited, 0, f.stderr());
+  });
+
   it('`explain`: where a new request would go and each account’s verdict; with a session, its binding', async () => {
     const r = await cli(['explain', '--model', 'claude-opus-4-1']);
     assert.equal(r.code, 0, r.stderr);
@@ -162,11 +178,11 @@ describe('e2e: decisions, explain and status --watch', function () {
     await until('the first frame', () => /why:/.test(t.out()));
     const first = t.out();
     assert.ok(first.startsWith(`${ESC}[?25l${ESC}[2J${ESC}[H`), JSON.stringify(first.slice(0, 40)));
-    assert.match(first, /work .*Active .*[█░·]{10}/);
-    assert.match(first, /work +A new request would go here/);
+    assert.match(plain(first), /work .*Active .*[█░·]{10}/);
+    assert.match(plain(first), /work +A new request would go here/);
 
     assert.equal((await cli(['accounts', 'disable', 'personal'])).code, 0);
-    await until('a redraw showing personal disabled', () => /personal +disabled +Disabled/.test(t.out().slice(first.length)), 5_000);
+    await until('a redraw showing personal disabled', () => /personal +disabled +Disabled/.test(plain(t.out().slice(first.length))), 5_000);
     assert.ok(t.out().split(`${ESC}[H`).length - 1 >= 2, 'drawn again from the top, in place');
     assert.doesNotMatch(t.out().slice(first.length), /\n\nACCOUNT[^\n]*\n[\s\S]*\n\nACCOUNT/, 'not appended below');
 
