@@ -8,6 +8,7 @@ import { appendFileSync, mkdtempSync, renameSync, rmSync, writeFileSync } from '
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { DecisionRecord } from '../../../src/routing/decision';
+import { stickyKeyHash } from '../../../src/routing/identify';
 import { parseDecisionQuery, readDecisionPage, type DecisionFilter } from '../../../src/proxy/state/decisionQuery';
 
 /** A record with what the filters read; `n` orders them (ts = n seconds after 2026-01-01). */
@@ -71,6 +72,16 @@ describe('decision log pages on disk', () => {
     assert.deepEqual(
       pages.flat().sort((a, b) => a - b),
       range(0, 1580),
+    );
+  });
+
+  it('finds a version 1 record (a raw session id) by its session hash', async () => {
+    const { stickyKeyHash: _h, stickyKeySource: _s, stickyKind: _k, ...rest } = record(120);
+    appendFileSync(path.join(dir, 'decisions.jsonl'), JSON.stringify({ ...rest, schemaVersion: 1, sessionId: 'raw-session' }) + '\n');
+    const page = await readDecisionPage(dir, { filter: { session: stickyKeyHash('raw-session').slice(0, 8) }, limit: 10, before: undefined });
+    assert.deepEqual(
+      page.records.map((r) => r.requestId),
+      ['req-120'],
     );
   });
 
