@@ -197,7 +197,7 @@ export function buildProgram(done: (code: number) => void): Command {
     .addHelpText('after', example('claude-router replay decisions.jsonl --ranking headroom-first'))
     .action((files: string[], opts: { ranking: 'expiry-first' | 'headroom-first'; all?: boolean }) => done(runReplay(files, opts)));
 
-  // Last: the script covers every command defined above.
+  // The script is made when the command runs, from the whole tree: commands defined after this one are in it too.
   program
     .command('completion')
     .summary('a shell completion script (bash, zsh or fish)')
