@@ -38,6 +38,7 @@ export async function runLogin(opts: LoginOptions, input: NodeJS.ReadableStream 
   const registry = new AccountRegistry(path.join(dir, 'accounts.json'));
   const { accounts } = await resolveAccounts(config, registry);
   const known = new Set(accounts.map((a) => a.label));
+  const existing = accounts.find((a) => a.label === opts.label);
   const label = opts.label ?? freeLabel(known);
   if (seedsCredentials(config, label)) {
     throw new UsageError(`the tokens of "${label}" are in ${configPath ?? 'the config file'} and would replace a sign-in at its next reload; remove them there first`);
@@ -64,8 +65,14 @@ export async function runLogin(opts: LoginOptions, input: NodeJS.ReadableStream 
   }
   // The secret first: an account never exists in the list without its credentials.
   await store.set(label, credentials);
-  if (!known.has(label)) await registry.upsert({ label, kind: 'oauth', fallback: false, enabled: true });
-  process.stdout.write(known.has(label) ? `signed in again to "${label}"\n` : `signed in; added account "${label}"\n`);
+  // A new account, or an API-key account of the state directory that is an OAuth one from now on.
+  if (!existing) await registry.upsert({ label, kind: 'oauth', fallback: false, enabled: true });
+  else if (existing.kind !== 'oauth' && existing.origin?.account === 'state-dir') {
+    await registry.update((d) => {
+      for (const a of d.accounts) if (a.label === label) a.kind = 'oauth';
+    });
+  }
+  process.stdout.write(existing ? `signed in again to "${label}"\n` : `signed in; added account "${label}"\n`);
   return 0;
 }
 

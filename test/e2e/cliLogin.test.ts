@@ -97,6 +97,19 @@ describe('e2e: claude-router accounts login', function () {
     assert.ok(!existsSync(path.join(dir, 'opened-url')), '--no-browser opens nothing');
   });
 
+  it('signing in to an API-key account added by command makes it an OAuth account', async () => {
+    const added = await runCli(['accounts', 'add', '--label', 'payg', '--api-key', '-'], 10_000, { env, input: 'sk-ant-api03-login-payg\n' });
+    assert.equal(added.code, 0, added.stderr);
+    const { proc, url } = await startLogin(['--label', 'payg', '--no-browser']);
+    proc.child.stdin!.end(`sim-code-me#${url.searchParams.get('state')}\n`);
+    assert.equal(await proc.exited, 0, proc.stderr());
+    const listed = JSON.parse((await runCli(['accounts', 'list', '--json'], 10_000, { env })).stdout) as { accounts: { label: string; kind: string }[] };
+    assert.deepEqual(
+      listed.accounts.map((a) => [a.label, a.kind]),
+      [['payg', 'oauth']],
+    );
+  });
+
   describe('bad input stores nothing', () => {
     let before: string;
     beforeEach(async () => {
