@@ -20,6 +20,22 @@ export interface AccountInfo {
   costTier?: number;
   /** `plan-size`: the account's allowance relative to the others' (e.g. Pro 1, Max 5x 5, Max 20x 20), read by `capacity-weighted`. */
   planSize?: number;
+  /** Where the account and its settings come from (the CLI's accounts; absent in the extension's). */
+  origin?: AccountOrigin;
+}
+
+/**
+ * Where a CLI account's values come from: `config` (the config file), `state-dir` (set by an
+ * `accounts` command, in `<state-dir>/accounts.json`) or `default`. A value the config file sets
+ * wins over the state directory's.
+ */
+export interface AccountOrigin {
+  /** Where the account is defined. */
+  account: 'config' | 'state-dir';
+  /** Where its `enabled` came from. */
+  enabled: 'config' | 'state-dir' | 'default';
+  /** Where its place in the order came from (`accounts move`: the state directory). */
+  position: 'config' | 'state-dir';
 }
 
 /** An account's secrets. Never logged, never in `/status`, settings or decisions. */

@@ -1,7 +1,7 @@
 /**
  * `claude-router accounts list|add|import|remove`: manages accounts kept in
  * the state directory (credentials in the 0600 store, metadata in accounts.json).
- * A running proxy picks the change up at its next reload or restart. `add` takes its
+ * A running proxy picks the change up within a second (stateWatch.ts). `add` takes its
  * secrets from standard input, a file or an environment variable (secretInput.ts).
  */
 import * as path from 'node:path';
@@ -9,16 +9,13 @@ import { AccountRegistry } from '../accounts/registry';
 import type { AccountKind } from '../accounts/types';
 import { FileCredentialStore } from '../accounts/fileCredentialStore';
 import { claudeCodeCredentialsPath, readClaudeCodeLogin } from '../accounts/claudeCodeLogin';
-import { configFromArgs, UsageError } from './args';
-import { resolveAccounts, stateDirOf } from './runtime';
-import { RESERVED_LABELS } from '../config/schema';
+import { configFromArgs, UsageError, validLabel, type GlobalOptions } from './args';
+import { resolveAccounts } from './accountSet';
+import { stateDirOf } from './runtime';
 import { commandLineWarning, readSecret, readStdinLines, secretSource, type SecretOption, type SecretSource } from './secretInput';
 
-const LABEL = /^[^\u0000-\u001f\u007f]{1,64}$/;
-const validLabel = (l: string) => LABEL.test(l) && l.trim().length > 0 && !RESERVED_LABELS.has(l);
-
 /** The options of the `accounts` subcommands (each takes its own subset). */
-export interface AccountsOptions {
+export interface AccountsOptions extends GlobalOptions {
   config?: string;
   label?: string;
   accessToken?: string;
@@ -45,7 +42,7 @@ export interface ListedAccount {
 }
 
 export async function runAccounts(sub: 'list' | 'add' | 'import' | 'remove', values: AccountsOptions, positionals: string[]): Promise<number> {
-  const { config } = await configFromArgs(values.config);
+  const { config } = await configFromArgs(values.config, values.stateDir);
   const dir = stateDirOf(config);
   const store = new FileCredentialStore(path.join(dir, 'credentials.json'));
   const registry = new AccountRegistry(path.join(dir, 'accounts.json'));

@@ -4,19 +4,34 @@ import { access, stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import { AccountRegistry } from '../accounts/registry';
 import { loadConfigFile } from '../config/load';
-import type { ConfigInput } from '../config/schema';
+import { RESERVED_LABELS, type ConfigInput } from '../config/schema';
 import { stateDirOf } from './runtime';
 
 /** A usage or configuration error: printed without a stack, exit code 2. */
 export class UsageError extends Error {}
 
-/** Loads `--config` (or an empty config when absent). */
-export async function configFromArgs(file: string | undefined): Promise<{ config: ConfigInput; path?: string }> {
-  if (!file) return { config: {} };
+/** The options every command takes (commander's `optsWithGlobals()`). */
+export interface GlobalOptions {
+  /** `--state-dir`: overrides the config file's `state-dir` and the default. */
+  stateDir?: string;
+  /** False with `--no-color`. */
+  color?: boolean;
+}
+
+const LABEL = /^[^\u0000-\u001f\u007f]{1,64}$/;
+
+/** An account label: 1–64 characters, no control characters, not blank, not a reserved name (as the config schema's). */
+export function validLabel(l: string): boolean {
+  return LABEL.test(l) && l.trim().length > 0 && !RESERVED_LABELS.has(l);
+}
+
+/** Loads `--config` (or an empty config when absent); `--state-dir` replaces its `state-dir`. */
+export async function configFromArgs(file: string | undefined, stateDir?: string): Promise<{ config: ConfigInput; path?: string }> {
+  if (!file) return { config: stateDir === undefined ? {} : { stateDir } };
   await assertReadableFile(file);
   const result = await loadConfigFile(file);
   if (!result.ok) throw new UsageError(`invalid configuration:\n${result.error}`);
-  return { config: result.config, path: file };
+  return { config: stateDir === undefined ? result.config : { ...result.config, stateDir }, path: file };
 }
 
 /**
@@ -24,9 +39,9 @@ export async function configFromArgs(file: string | undefined): Promise<{ config
  * of the state directory (added by `accounts add|import`).
  * @throws UsageError when there is no config file and the state directory holds no account
  */
-export async function configForStart(file: string | undefined): Promise<{ config: ConfigInput; path?: string }> {
-  if (file) return configFromArgs(file);
-  const config: ConfigInput = {};
+export async function configForStart(file: string | undefined, stateDir?: string): Promise<{ config: ConfigInput; path?: string }> {
+  if (file) return configFromArgs(file, stateDir);
+  const config: ConfigInput = stateDir === undefined ? {} : { stateDir };
   const dir = stateDirOf(config);
   const accounts = await new AccountRegistry(path.join(dir, 'accounts.json')).list();
   if (accounts.length === 0) {

@@ -10,12 +10,18 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { DEMO_ACCOUNTS, startFakeUpstream } from '../sim';
 import { streamLogger } from '../proxy/log';
-import { startRouter } from './runtime';
+import { startRouter, stateDirOf } from './runtime';
 import { claudeCodeEnvironment, shellExports } from '../proxy/http/clientEnv';
 import { clientKeyFile } from './stateDir';
-import { parsePort, waitForSignal } from './args';
+import { parsePort, waitForSignal, type GlobalOptions } from './args';
+import { findRunningProxy, registerProxy, unregisterProxy } from './discovery';
 
-export async function runDemo(values: { port?: string; logLevel?: string }): Promise<void> {
+/**
+ * Runs the demo until SIGINT or SIGTERM. It registers itself in the user's state directory
+ * (`--state-dir`, else the default) while no other proxy is registered there, so plain `status`,
+ * `decisions` and `explain` find it.
+ */
+export async function runDemo(values: { port?: string; logLevel?: string } & GlobalOptions): Promise<void> {
   const sim = await startFakeUpstream({ accounts: DEMO_ACCOUNTS });
   const stateDir = mkdtempSync(path.join(os.tmpdir(), 'claude-router-demo-'));
   const log = streamLogger((l) => process.stderr.write(l), values.logLevel === 'debug' ? 'debug' : 'info');
@@ -28,6 +34,10 @@ export async function runDemo(values: { port?: string; logLevel?: string }): Pro
     },
     log,
   });
+  const home = stateDirOf(values.stateDir === undefined ? {} : { stateDir: values.stateDir });
+  const registered = findRunningProxy(home) === undefined;
+  if (registered) registerProxy(home, { url: router.url, pid: process.pid, stateDir });
+  const watch = registered ? 'node dist/cli.js status' : `node dist/cli.js status --state-dir ${shellQuote(stateDir)}`;
   // No line printed here holds the key: a pasted command with it would land in the shell's
   // history. The key is read from its file where it is used.
   const keyFile = shellQuote(clientKeyFile(stateDir));
@@ -37,11 +47,12 @@ export async function runDemo(values: { port?: string; logLevel?: string }): Pro
       'Point Claude Code at it (paste into another terminal, then run `claude`):\n' +
       env.replace(/^/gm, '  ') +
       '\n' +
-      `Watch the pool: CLAUDE_ROUTER_KEY="$(cat ${keyFile})" node dist/cli.js status --url ${router.url}\n` +
+      `Watch the pool: ${watch} (or status --watch; decisions shows why each request went where it went)\n` +
       `Decisions are logged to ${path.join(stateDir, 'decisions.jsonl')}. Ctrl-C stops the demo.\n` +
       `listening on ${router.url}\n`,
   );
   await waitForSignal();
+  if (registered) unregisterProxy(home);
   await router.close();
   await sim.close();
   const decisions = path.join(stateDir, 'decisions.jsonl');

@@ -5,9 +5,10 @@
  * challenge, which sends no key) so that, when it returns, the old key is already refused.
  */
 import { verifyHolder } from '../proxy/http/identity';
-import { configFromArgs, UsageError } from './args';
+import { configFromArgs, UsageError, type GlobalOptions } from './args';
 import { stateDirOf } from './runtime';
-import { clientKeyFile, rotateClientKeyFile, runningProxyUrl } from './stateDir';
+import { findRunningProxy } from './discovery';
+import { clientKeyFile, rotateClientKeyFile } from './stateDir';
 
 /** How long the command waits for a running proxy to take the new key, ms. */
 const ADOPT_TIMEOUT_MS = 5_000;
@@ -17,14 +18,16 @@ const ADOPT_TIMEOUT_MS = 5_000;
  * not take it in time
  * @throws UsageError when the config file sets `client-key` (the key lives there, not in the state directory)
  */
-export async function runRotateKey(values: { config?: string }): Promise<number> {
-  const { config, path } = await configFromArgs(values.config);
+export async function runRotateKey(values: { config?: string } & GlobalOptions): Promise<number> {
+  const { config, path } = await configFromArgs(values.config, values.stateDir);
   if (config.clientKey !== undefined) throw new UsageError(`${path} sets client-key: change it there (a running proxy reloads the file)`);
   const dir = stateDirOf(config);
   const key = rotateClientKeyFile(dir);
   const file = clientKeyFile(dir);
   process.stdout.write(`new client key written to ${file}\n`);
-  const url = runningProxyUrl(dir);
+  // Only a proxy running from this state directory reads this key file (not a demo registered here).
+  const running = findRunningProxy(dir);
+  const url = running?.stateDir === dir ? running.url : undefined;
   if (url) {
     if (!(await provesKey(url, key))) {
       process.stderr.write(`claude-router: the proxy at ${url} has not taken the new key within ${ADOPT_TIMEOUT_MS / 1000} s; restart it\n`);

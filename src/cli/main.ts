@@ -2,32 +2,39 @@
  * `claude-router`: the standalone proxy and its tools.
  *
  *   claude-router start [--config proxy-config.yaml] [--port N]
- *   claude-router status [--config F] [--json]
+ *   claude-router status [--watch] [--json]
+ *   claude-router decisions [-n N] [--session H] [--account A] [--outcome O] [--since T]
+ *   claude-router explain [--model M]
  *   claude-router demo [--port N]
- *   claude-router accounts list|add|import|remove|reset-cooldown …
+ *   claude-router accounts login|list|add|import|remove|rename|enable|disable|move|primary|logout|reset-cooldown …
  *   claude-router rotate-key [--config F]
  *   claude-router report <decisions.jsonl>…
  *   claude-router replay <decisions.jsonl>… --ranking expiry-first
+ *   claude-router completion bash|zsh|fish
  *
  * Arguments are parsed by commander (per-command help with an example, `--version`, a
  * suggestion for a mistyped command or option); each command's work stays in its own
  * module. Exit codes: 0 ok, 1 runtime failure, 2 bad usage or invalid configuration.
  */
-import { Command, CommanderError, Option } from 'commander';
+import { Argument, Command, CommanderError, Option } from 'commander';
 import { version } from '../../package.json';
 import { streamLogger, type LogLevel } from '../proxy/log';
 import { startRouter } from './runtime';
-import { runStatus } from './statusCommand';
-import { runAccounts, type AccountsOptions } from './accountsCommand';
+import { runStatus, type StatusOptions } from './statusCommand';
+import { runWatch } from './watchCommand';
+import { runDecisions, type DecisionsOptions } from './decisionsCommand';
+import { runExplain, type ExplainOptions } from './explainCommand';
+import { registerAccountCommands } from './accountsProgram';
+import { addProxyOptions, configOption, example, PROXY_HELP } from './help';
+import { completionScript, SHELLS, type Shell } from './completion';
 import { runDemo } from './demo';
 import { runRotateKey } from './keyCommand';
 import { registerResetCooldown } from './resetCooldownCommand';
 import { runReplay, runReport } from './logCommands';
-import { configForStart, parsePort, UsageError, waitForSignal } from './args';
-import { commandLineWarning } from './secretInput';
+import { configForStart, parsePort, UsageError, waitForSignal, type GlobalOptions } from './args';
 import { clientKeyFile } from './stateDir';
 
-interface StartOptions {
+interface StartOptions extends GlobalOptions {
   config?: string;
   port?: string;
   logLevel: LogLevel;
@@ -36,7 +43,7 @@ interface StartOptions {
 }
 
 async function runStart(opts: StartOptions): Promise<void> {
-  const { config, path } = await configForStart(opts.config);
+  const { config, path } = await configForStart(opts.config, opts.stateDir);
   if (opts.upstreamUrl !== undefined || opts.tokenUrl !== undefined) {
     config.upstream = { ...config.upstream, ...(opts.upstreamUrl !== undefined && { baseUrl: opts.upstreamUrl }), ...(opts.tokenUrl !== undefined && { tokenUrl: opts.tokenUrl }) };
   }
@@ -50,11 +57,6 @@ async function runStart(opts: StartOptions): Promise<void> {
   await router.close();
 }
 
-/** An example shown under a command's help. */
-const example = (...lines: string[]) => `\nExample${lines.length > 1 ? 's' : ''}:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
-
-const configOption = () => new Option('-c, --config <file>', 'proxy-config.yaml (selects the state directory; default: ~/.config/claude-router)');
-
 /** The command tree. `done(code)` receives the exit code of the command that ran. */
 export function buildProgram(done: (code: number) => void): Command {
   const program = new Command('claude-router');
@@ -62,8 +64,11 @@ export function buildProgram(done: (code: number) => void): Command {
     .description('A local proxy that routes Claude Code across several Claude accounts.')
     .version(version, '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show help for a command')
+    .option('--state-dir <dir>', 'the state directory (accounts, credentials, client key, decision log); overrides the config file and the default ~/.config/claude-router')
+    .option('--no-color', 'no colours (also NO_COLOR=1; colours are used only on a terminal)')
     .exitOverride()
     .showSuggestionAfterError(true)
+    .configureHelp({ showGlobalOptions: true })
     .configureOutput({
       outputError: (str, write) => write(`claude-router: ${str.replace(/^error: /, '')}`),
     })
@@ -81,26 +86,71 @@ export function buildProgram(done: (code: number) => void): Command {
     .option('--upstream-url <url>', 'where requests go (default https://api.anthropic.com; change only for testing)')
     .option('--token-url <url>', 'the OAuth token endpoint (change only for testing)')
     .addHelpText('after', example('claude-router start', 'claude-router start --config proxy-config.yaml --port 0'))
-    .action(async (opts: StartOptions) => {
-      await runStart(opts);
+    .action(async (_opts: unknown, cmd: Command) => {
+      await runStart(cmd.optsWithGlobals<StartOptions>());
       done(0);
     });
 
-  program
-    .command('status')
-    .summary("the running proxy's account pool")
-    .description("Print the running proxy's account pool: state, quota, resets, in-flight requests, sessions.")
-    .addOption(configOption())
-    .option('--url <url>', 'the proxy to ask (default: the one running from the state directory)')
-    .option('--key <key>', 'the client key (visible to other users: prefer CLAUDE_ROUTER_KEY)')
+  addProxyOptions(
+    program
+      .command('status')
+      .summary("the running proxy's account pool, and why each account would or would not be picked (--watch: live)")
+      .description(
+        "Print the running proxy's account pool: status and eligibility, quota, resets, in-flight requests, sessions, where each account's settings come from, and why the router would or would not pick each account now. --watch keeps it on screen, redrawn on every change.",
+      ),
+  )
     .option('--json', 'the full /status report as JSON')
-    .addHelpText('after', `\nThe client key comes from the state directory, else CLAUDE_ROUTER_KEY.\n${example('claude-router status', 'claude-router status --json')}`)
-    .action(async (opts: { config?: string; url?: string; key?: string; json?: boolean }) => {
-      if (opts.key !== undefined) {
-        process.stderr.write(commandLineWarning('--key', 'CLAUDE_ROUTER_KEY', 'set CLAUDE_ROUTER_KEY instead, or pass --config so the key is read from the state directory'));
-      }
-      done(await runStatus(opts));
+    .option('-w, --watch', 'a live view: redrawn in place on a terminal, printed again after each change otherwise')
+    .addHelpText('after', `\n${PROXY_HELP}\n${example('claude-router status', 'claude-router status --watch', 'claude-router status --json')}`)
+    .action(async (_opts: unknown, cmd: Command) => {
+      const opts = cmd.optsWithGlobals<StatusOptions & { watch?: boolean }>();
+      if (opts.watch && opts.json) throw new UsageError('--watch and --json: choose one');
+      done(await (opts.watch ? runWatch(opts) : runStatus(opts)));
     });
+
+  addProxyOptions(
+    program
+      .command('decisions')
+      .summary('the last decisions, each candidate’s verdict in words (filters: --session, --account, --outcome, --since)')
+      .description(
+        "The running proxy's last decisions from its decision log (on disk, across rotations), oldest first: when, which model and session, the account that served it and why, and every candidate's verdict in words.",
+      ),
+  )
+    .option('-n, --limit <n>', 'how many (1–10000)', '20')
+    .option('--session <hash>', 'only this session (its key hash, or the first 4+ hex digits)')
+    .option('--account <label>', 'only requests this account served or was tried for')
+    .addOption(
+      new Option('--outcome <outcome>', 'only this outcome').choices([
+        'success',
+        'client_error',
+        'upstream_error',
+        'no_usable_account',
+        'truncated',
+        'error_after_commit',
+        'client_abort',
+      ]),
+    )
+    .option('--reason <reason>', 'only this selection reason (session_affinity, weekly_reset, …)')
+    .option('--since <time>', 'only requests since: ISO-8601, epoch ms, or a time ago (30m, 2h, 3d)')
+    .option('--json', 'the decision records as JSON (with --follow: one record per line)')
+    .option('-f, --follow', 'keep printing new decisions as they are made (Ctrl-C ends)')
+    .addHelpText(
+      'after',
+      `\n${PROXY_HELP}\n${example('claude-router decisions', 'claude-router decisions --follow', 'claude-router decisions --account work --since 2h', 'claude-router decisions --outcome no_usable_account --json')}`,
+    )
+    .action(async (_opts: unknown, cmd: Command) => done(await runDecisions(cmd.optsWithGlobals<DecisionsOptions>())));
+
+  addProxyOptions(
+    program
+      .command('explain')
+      .summary('would it be picked: how a new request would be routed now')
+      .description('How the running proxy would route a new request now — for a model, or for a session it has bound — with each account’s verdict in words.'),
+  )
+    .option('-m, --model <model>', 'the request’s model (its weekly model window counts)')
+    .option('--session <hash>', 'a session key hash (16 hex digits, from `decisions`): its binding counts')
+    .option('--json', 'the preview as JSON')
+    .addHelpText('after', `\n${PROXY_HELP}\n${example('claude-router explain', 'claude-router explain --model claude-opus-4-1')}`)
+    .action(async (_opts: unknown, cmd: Command) => done(await runExplain(cmd.optsWithGlobals<ExplainOptions>())));
 
   program
     .command('demo')
@@ -109,66 +159,17 @@ export function buildProgram(done: (code: number) => void): Command {
     .option('-p, --port <n>', 'listen on this port (default: a free one)')
     .addOption(new Option('--log-level <level>', 'log detail').choices(['debug', 'info', 'warn', 'error']).default('info'))
     .addHelpText('after', example('claude-router demo'))
-    .action(async (opts: { port?: string; logLevel: LogLevel }) => {
-      await runDemo(opts);
+    .action(async (_opts: unknown, cmd: Command) => {
+      await runDemo(cmd.optsWithGlobals<{ port?: string; logLevel: LogLevel } & GlobalOptions>());
       done(0);
     });
 
   const accounts = program
     .command('accounts')
-    .summary('list, add, import or remove accounts')
+    .summary('sign in, list, add, import, rename, enable, disable, order or remove accounts')
     .description('Manage the accounts kept in the state directory (credentials in a 0600 store).')
-    .addHelpText('after', example('claude-router accounts list', 'claude-router accounts import'));
-  accounts
-    .command('list')
-    .summary('list the accounts (never a token)')
-    .description('List the accounts: those of the config file, then those added by command; never a token.')
-    .addOption(configOption())
-    .option('--json', 'as JSON: label, kind, enabled, fallback, source, credentials stored')
-    .addHelpText('after', example('claude-router accounts list --json'))
-    .action(async (opts: AccountsOptions) => done(await runAccounts('list', opts, [])));
-  accounts
-    .command('add')
-    .summary('add an account from its tokens or an API key (never on the command line)')
-    .description(
-      'Add an account from its tokens. The access token (or API key) and, on a second line, the refresh token come on standard input; or per secret from `-` (standard input), a 0600 file, or CLAUDE_ROUTER_ACCESS_TOKEN, CLAUDE_ROUTER_REFRESH_TOKEN, CLAUDE_ROUTER_API_KEY.',
-    )
-    .requiredOption('--label <name>', 'the account name (1–64 characters)')
-    .option('--access-token <token|->', 'the access token; `-` reads it from standard input (a literal value warns)')
-    .option('--access-token-file <file>', 'read the access token from a 0600 file')
-    .option('--refresh-token <token|->', 'the refresh token; `-` reads it from standard input (a literal value warns)')
-    .option('--refresh-token-file <file>', 'read the refresh token from a 0600 file')
-    .option('--api-key <key|->', 'an API key instead of OAuth tokens; `-` reads it from standard input (a literal value warns)')
-    .option('--api-key-file <file>', 'read the API key from a 0600 file')
-    .option('--expires-at <iso|ms>', 'when the access token expires')
-    .option('--fallback', 'use it only when no other account can serve')
-    .addOption(configOption())
-    .addHelpText(
-      'after',
-      example(
-        'printf \'%s\\n%s\\n\' "$ACCESS" "$REFRESH" | claude-router accounts add --label work',
-        'claude-router accounts add --label payg --api-key-file ~/payg.key --fallback',
-      ),
-    )
-    .action(async (opts: AccountsOptions) => done(await runAccounts('add', opts, [])));
-  accounts
-    .command('import')
-    .summary("import Claude Code's own login")
-    .description("Import Claude Code's own login (~/.claude/.credentials.json) as an account; the two then share one refresh token.")
-    .option('--label <name>', 'the account name (default: claude-code-<subscription>)')
-    .option('--credentials-file <file>', "Claude Code's credentials file")
-    .addOption(configOption())
-    .addHelpText('after', example('claude-router accounts import --label personal'))
-    .action(async (opts: AccountsOptions) => done(await runAccounts('import', opts, [])));
-  accounts
-    .command('remove')
-    .summary('remove an account and its stored credentials')
-    .description('Remove an account added by command and its stored credentials.')
-    .argument('[label]', 'the account to remove')
-    .option('--label <name>', 'the account to remove (instead of the argument)')
-    .addOption(configOption())
-    .addHelpText('after', example('claude-router accounts remove work'))
-    .action(async (label: string | undefined, opts: AccountsOptions) => done(await runAccounts('remove', opts, label === undefined ? [] : [label])));
+    .addHelpText('after', example('claude-router accounts login --label work', 'claude-router accounts list'));
+  registerAccountCommands(accounts, done);
   registerResetCooldown(accounts, done);
 
   program
@@ -177,7 +178,7 @@ export function buildProgram(done: (code: number) => void): Command {
     .description('Write a new local client key to <state-dir>/client-key; a running proxy refuses the old one by the time this returns.')
     .addOption(configOption())
     .addHelpText('after', example('claude-router rotate-key'))
-    .action(async (opts: { config?: string }) => done(await runRotateKey(opts)));
+    .action(async (_opts: unknown, cmd: Command) => done(await runRotateKey(cmd.optsWithGlobals<{ config?: string } & GlobalOptions>())));
 
   program
     .command('report')
@@ -197,6 +198,25 @@ export function buildProgram(done: (code: number) => void): Command {
     .option('--all', 're-rank decisions made under another ranking too (a what-if)')
     .addHelpText('after', example('claude-router replay decisions.jsonl --ranking headroom-first'))
     .action((files: string[], opts: { ranking: 'expiry-first' | 'headroom-first'; all?: boolean }) => done(runReplay(files, opts)));
+
+  // The script is made when the command runs, from the whole tree: commands defined after this one are in it too.
+  program
+    .command('completion')
+    .summary('a shell completion script (bash, zsh or fish)')
+    .description('Print a completion script for the shell, made from the commands and options of this version.')
+    .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(SHELLS))
+    .addHelpText(
+      'after',
+      example(
+        'eval "$(claude-router completion bash)"    # in ~/.bashrc',
+        'eval "$(claude-router completion zsh)"     # in ~/.zshrc',
+        'claude-router completion fish | source     # in ~/.config/fish/config.fish',
+      ),
+    )
+    .action((shell: Shell) => {
+      process.stdout.write(completionScript(program, shell));
+      done(0);
+    });
 
   return program;
 }

@@ -7,17 +7,17 @@
 import type { Command } from 'commander';
 import { postToRouter } from '../proxy/http/identity';
 import type { ResetCooldownAnswer } from '../proxy/http/localEndpoints';
-import { commandLineWarning } from './secretInput';
-import { runningProxy, type ProxyTarget } from './runningProxy';
 import { UsageError } from './args';
+import { addProxyOptions, example } from './help';
+import { proxyTarget, type ProxyTargetOptions } from './proxyClient';
 
 /**
  * Resets `label`'s cooldown in the running proxy and says what was lifted.
  * @returns 0 when reset, 1 when no proxy could be asked or it failed
  * @throws UsageError when the proxy has no account of that name (exit 2)
  */
-export async function runResetCooldown(label: string, values: ProxyTarget): Promise<number> {
-  const { url, key } = await runningProxy(values);
+export async function runResetCooldown(label: string, values: ProxyTargetOptions): Promise<number> {
+  const { url, key } = await proxyTarget(values);
   let answer: { statusCode: number; text: string };
   try {
     answer = await postToRouter(url, key, `/accounts/${encodeURIComponent(label)}/reset-cooldown`, { timeoutMs: 5_000 });
@@ -39,20 +39,15 @@ export async function runResetCooldown(label: string, values: ProxyTarget): Prom
 
 /** Adds `reset-cooldown` under `accounts`; `done(code)` receives its exit code. */
 export function registerResetCooldown(accounts: Command, done: (code: number) => void): void {
-  accounts
-    .command('reset-cooldown')
-    .summary("lift an account's cooldown in the running proxy")
-    .description(
-      "Lift an account's cooldown (and its model-scoped ones) in the running proxy, and forget its failed re-checks: its next request tries it again. For an account you know has recovered (an early reset).",
-    )
-    .argument('<label>', 'the account')
-    .option('-c, --config <file>', 'proxy-config.yaml of the running proxy (selects the state directory; default: ~/.config/claude-router)')
-    .option('--url <url>', 'the proxy to ask (default: the one running from the state directory)')
-    .option('--key <key>', 'the client key (visible to other users: prefer CLAUDE_ROUTER_KEY)')
-    .addHelpText('after', '\nThe client key comes from the state directory, else CLAUDE_ROUTER_KEY.\n\nExample:\n  $ claude-router accounts reset-cooldown work\n')
-    .action(async (label: string, opts: ProxyTarget) => {
-      if (opts.key !== undefined)
-        process.stderr.write(commandLineWarning('--key', 'CLAUDE_ROUTER_KEY', 'set CLAUDE_ROUTER_KEY instead, or pass --config so the key is read from the state directory'));
-      done(await runResetCooldown(label, opts));
-    });
+  addProxyOptions(
+    accounts
+      .command('reset-cooldown')
+      .summary("lift an account's cooldown in the running proxy")
+      .description(
+        "Lift an account's cooldown (and its model-scoped ones) in the running proxy, and forget its failed re-checks: its next request tries it again. For an account you know has recovered (an early reset).",
+      )
+      .argument('<label>', 'the account'),
+  )
+    .addHelpText('after', example('claude-router accounts reset-cooldown work'))
+    .action(async (label: string, opts: ProxyTargetOptions) => done(await runResetCooldown(label, opts)));
 }

@@ -6,9 +6,10 @@
 import * as path from 'node:path';
 import { AccountRegistry } from '../accounts/registry';
 import { FileCredentialStore } from '../accounts/fileCredentialStore';
-import { seedCredentials, type SeedCredential } from '../accounts/seed';
+import { seedCredentials } from '../accounts/seed';
+import { accountChanges, resolveAccounts, routingInputOf } from './accountSet';
+import { credentialChanges, credentialFingerprints, watchFiles, type CredentialFingerprints } from './stateWatch';
 import type { UsagePoller } from '../accounts/usagePoller';
-import type { AccountInfo } from '../accounts/types';
 import { DEFAULT_SERVER_SETTINGS, policyFrom, type ConfigInput } from '../config/schema';
 import { camelToKebab } from '../config/keys';
 import { watchConfigFile, type ConfigWatcher } from '../config/watch';
@@ -17,8 +18,9 @@ import type { RouterEngine } from '../proxy/engine';
 import type { RuntimeConfig } from '../proxy/runtimeConfig';
 import type { Logger } from '../proxy/log';
 import type { ProxyServer } from '../proxy/http/server';
-import { defaultStateDir, expandHome, loadOrCreateClientKey, runtimeFile, watchClientKey } from './stateDir';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { defaultStateDir, expandHome, loadOrCreateClientKey, watchClientKey } from './stateDir';
+import { registerProxy, unregisterProxy } from './discovery';
+import { mkdirSync } from 'node:fs';
 
 export interface StartOptions {
   config: ConfigInput;
@@ -50,25 +52,6 @@ export function stateDirOf(config: ConfigInput, env: NodeJS.ProcessEnv = process
   return path.resolve(expandHome(config.stateDir ?? defaultStateDir(env)));
 }
 
-/** Accounts of a config file plus accounts added by command, in that order; and the YAML seeds. */
-export async function resolveAccounts(config: ConfigInput, registry: AccountRegistry): Promise<{ accounts: AccountInfo[]; seeds: SeedCredential[] }> {
-  const accounts: AccountInfo[] = [];
-  const seeds: SeedCredential[] = [];
-  for (const a of config.accounts ?? []) {
-    const kind = a.apiKey ? 'api_key' : 'oauth';
-    const info: AccountInfo = { label: a.label, kind, fallback: a.fallback ?? false, enabled: a.enabled ?? true };
-    if (a.priority !== undefined) info.priority = a.priority;
-    if (a.costTier !== undefined) info.costTier = a.costTier;
-    if (a.planSize !== undefined) info.planSize = a.planSize;
-    accounts.push(info);
-    const token = a.apiKey ?? a.accessToken;
-    if (token) seeds.push({ label: a.label, accessToken: token, refreshToken: a.refreshToken, expiresAtMs: a.expiresAt });
-  }
-  const inConfig = new Set(accounts.map((a) => a.label));
-  for (const a of await registry.list()) if (!inConfig.has(a.label)) accounts.push(a);
-  return { accounts, seeds };
-}
-
 /** Where each effective routing value came from. */
 export function routingSources(config: ConfigInput, configPath: string | undefined, env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};
@@ -97,23 +80,25 @@ export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
   const registry = new AccountRegistry(path.join(stateDir, 'accounts.json'));
   const clientKey = config.clientKey ?? loadOrCreateClientKey(stateDir);
 
-  /** The runtime config of a config file, and the labels whose credentials it just stored. */
-  const runtimeFor = async (c: ConfigInput): Promise<{ runtime: RuntimeConfig; seeded: string[] }> => {
-    const { accounts, seeds } = await resolveAccounts(c, registry);
-    const seeded = await seedCredentials(store, seeds);
+  /** The runtime config of a config file with the state directory's accounts, its sources, and the labels whose credentials it just stored. */
+  const runtimeFor = async (c: ConfigInput, file: string | undefined): Promise<{ runtime: RuntimeConfig; sources: Record<string, string>; seeded: string[] }> => {
+    const set = await resolveAccounts(c, registry);
+    const seeded = await seedCredentials(store, set.seeds);
     if (seeded.length) log.info(`accounts: stored credentials from the config file for ${seeded.join(', ')}`);
     const runtime = {
-      policy: policyFrom(c.routing, env),
-      accounts,
+      policy: policyFrom(routingInputOf(c, set), env),
+      accounts: set.accounts,
       upstreamBaseUrl: (c.upstream?.baseUrl ?? DEFAULT_SERVER_SETTINGS.upstreamBaseUrl).replace(/\/+$/, ''),
     };
-    return { runtime, seeded };
+    const sources = routingSources(c, file, env);
+    if (set.statePrimary !== undefined) sources['primary-account'] = registry.file;
+    return { runtime, sources, seeded };
   };
 
-  const first = await runtimeFor(config);
+  const first = await runtimeFor(config, opts.configPath);
   const router = await createRouter({
     config: first.runtime,
-    sources: routingSources(config, opts.configPath, env),
+    sources: first.sources,
     credentials: store,
     tokenUrl: config.upstream?.tokenUrl ?? DEFAULT_SERVER_SETTINGS.tokenUrl,
     clientKey,
@@ -123,45 +108,95 @@ export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
     listen: { host: config.listen?.host ?? DEFAULT_SERVER_SETTINGS.host, port: opts.port ?? config.listen?.port ?? DEFAULT_SERVER_SETTINGS.port },
     now,
   });
-  const { engine, state, poller } = router;
+  const { engine, state, poller, tokens } = router;
   const server = router.server!;
   // New credentials from the file lift a sign-in flag.
   for (const label of first.seeded) state.clearNeedsSignIn(label);
 
-  writeFileSync(runtimeFile(stateDir), JSON.stringify({ url: server.url, pid: process.pid }), { mode: 0o600 });
+  registerProxy(stateDir, { url: server.url, pid: process.pid, stateDir });
   if (opts.pollUsage !== false) poller.start();
 
-  /** Whether the configuration in force sets `client-key` (then the key file is not used). */
-  let keyInConfig = config.clientKey !== undefined;
-  let watcher: ConfigWatcher | undefined;
-  if (opts.configPath) {
-    const file = opts.configPath;
-    watcher = watchConfigFile(
-      file,
-      async (next) => {
-        try {
+  /** The configuration in force (the last good version of the file). */
+  let current = config;
+  /** Reloads run one after another, so an older one never lands last. */
+  let reloads: Promise<void> = Promise.resolve();
+  /** Applies `next` (a new config file version), or the state directory's accounts again; a failure keeps the last good set and shows in `/status`. */
+  const reload = (next?: ConfigInput): Promise<void> =>
+    (reloads = reloads.then(async () => {
+      try {
+        const c = next ?? current;
+        if (next) {
           // A rotated client key takes effect at once (the old one stops working).
-          keyInConfig = next.clientKey !== undefined;
           const key = next.clientKey ?? loadOrCreateClientKey(stateDir);
           if (key !== engine.clientKey) {
             engine.setClientKey(key);
             log.info('config: the local client key changed; clients need the new key');
           }
-          const { runtime, seeded } = await runtimeFor(next);
-          for (const label of seeded) state.clearNeedsSignIn(label);
-          engine.applyConfig(runtime, routingSources(next, file, env));
-        } catch (err) {
-          engine.reportReloadError((err as Error).message);
         }
-      },
+        const prev = engine.config;
+        const { runtime, sources, seeded } = await runtimeFor(c, opts.configPath);
+        current = c;
+        for (const label of seeded) state.clearNeedsSignIn(label);
+        const changes = accountChanges(prev.accounts, runtime.accounts);
+        if (prev.policy.primaryAccount !== runtime.policy.primaryAccount)
+          changes.push(`primary now ${runtime.policy.primaryAccount === undefined ? 'none' : `"${runtime.policy.primaryAccount}"`}`);
+        if (changes.length) log.info(`accounts: ${changes.join('; ')}`);
+        engine.applyConfig(runtime, sources);
+      } catch (err) {
+        engine.reportReloadError((err as Error).message);
+        log.warn(`config: ${(err as Error).message}; the last good configuration stays in force`);
+      }
+    }));
+
+  let watcher: ConfigWatcher | undefined;
+  if (opts.configPath) {
+    watcher = watchConfigFile(
+      opts.configPath,
+      (next) => reload(next),
       (message) => engine.reportReloadError(message),
     );
   }
 
+  // `accounts login|logout|add|remove|rename|enable|disable|move|primary` write the state directory.
+  let stored: CredentialFingerprints = await credentialFingerprints(store).catch((err: Error) => {
+    log.warn(`accounts: ${err.message}`);
+    return new Map();
+  });
+  const credentialsChanged = async () => {
+    let now: CredentialFingerprints;
+    try {
+      now = await credentialFingerprints(store);
+    } catch (err) {
+      log.warn(`accounts: ${(err as Error).message}; the credentials held stay in use`);
+      return;
+    }
+    const { changed, removed } = credentialChanges(stored, now);
+    stored = now;
+    for (const label of changed) {
+      // Our own refresh stored the pair we hold: no news. Anything else is a new sign-in.
+      const held = tokens.ready(label);
+      if (held !== undefined && held.accessToken === (await store.get(label).catch(() => undefined))?.accessToken) continue;
+      tokens.invalidate(label);
+      state.clearNeedsSignIn(label);
+      log.info(`accounts: new credentials for "${label}"`);
+    }
+    for (const label of removed) {
+      tokens.invalidate(label);
+      if (engine.config.accounts.some((a) => a.label === label)) state.markNeedsSignIn(label, 'signed out: no stored credentials');
+      log.info(`accounts: credentials of "${label}" removed`);
+    }
+  };
+  const stopStateWatch = watchFiles([store.file, registry.file], (changed) => {
+    reloads = reloads.then(() => (changed.has(store.file) ? credentialsChanged() : undefined));
+    if (changed.has(registry.file)) void reload();
+  });
+
+  /** Whether the configuration in force sets `client-key` (then the key file is not used). */
+  const keyInConfig = () => current.clientKey !== undefined;
   // `claude-router rotate-key` (or an edit) replaces <state-dir>/client-key: in force within a
   // second, unless the config file sets the key.
   const stopKeyWatch = watchClientKey(stateDir, (key) => {
-    if (keyInConfig || key === engine.clientKey) return;
+    if (keyInConfig() || key === engine.clientKey) return;
     engine.setClientKey(key);
     log.info('client key: <state-dir>/client-key changed; requests with the previous key are refused');
   });
@@ -181,7 +216,9 @@ export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
       (closing ??= (async () => {
         watcher?.close();
         stopKeyWatch();
-        rmSync(runtimeFile(stateDir), { force: true });
+        stopStateWatch();
+        await reloads;
+        unregisterProxy(stateDir);
         await router.close();
       })()),
   };

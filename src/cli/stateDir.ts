@@ -1,7 +1,7 @@
 /**
  * The CLI's state directory and the files in it:
  * `credentials.json` (0600), `accounts.json` (accounts added by command),
- * `client-key` (0600), `router-state.json`, `decisions.jsonl`.
+ * `client-key` (0600), `router-state.json`, `decisions.jsonl`, `proxy.json` (discovery.ts).
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -87,21 +87,4 @@ export function watchClientKey(dir: string, onKey: (key: string) => void, interv
   };
   fs.watchFile(file, { interval: intervalMs, persistent: false }, listener);
   return () => fs.unwatchFile(file, listener);
-}
-
-/** Where a running proxy says where it listens: `<dir>/proxy.json` `{url, pid}` (no secrets). */
-export function runtimeFile(dir: string): string {
-  return path.join(dir, 'proxy.json');
-}
-
-/** The URL of a proxy running from `dir`, if its runtime file names a live process. */
-export function runningProxyUrl(dir: string): string | undefined {
-  try {
-    const { url, pid } = JSON.parse(fs.readFileSync(runtimeFile(dir), 'utf8')) as { url?: unknown; pid?: unknown };
-    if (typeof url !== 'string' || typeof pid !== 'number') return undefined;
-    process.kill(pid, 0); // throws when no such process
-    return url;
-  } catch {
-    return undefined;
-  }
 }

@@ -1,20 +1,57 @@
 /**
  * `claude-router status`: asks a running proxy for `/status` (with the local
  * key from the state directory, sent only after the holder of the port proved
- * it knows the key: src/proxy/http/identity.ts) and prints the pool as a table.
+ * it knows the key: src/proxy/http/identity.ts) and prints the pool as a table,
+ * with why each account would or would not be picked now (`--watch`: watchCommand.ts).
  */
-import type { StatusReport } from '../proxy/status/status';
-import { fetchFromRouter } from '../proxy/http/identity';
-import { runningProxy } from './runningProxy';
-import { eligibilityText, timeUntil } from '../proxy/status/statusView';
+import type { AccountOrigin } from '../accounts/types';
+import type { AccountStatus, StatusReport } from '../proxy/status/status';
+import { getJson, proxyTarget, type ProxyTargetOptions } from './proxyClient';
+import { eligibilityText, timeUntil, whyNow } from '../proxy/status/statusView';
+import { PLAIN, paintFor, type Paint } from './color';
 import { formatDuration } from '../quota/duration';
 
 const pct = (f: number | null) => (f === null ? '   ?' : `${Math.round(f * 100)}%`.padStart(4));
 
-/** Renders a status report as a fixed-width table (labels and numbers only). */
-export function formatStatusTable(s: StatusReport, now = Date.now()): string {
+/** Cells of this width draw a utilisation bar. */
+const BAR_CELLS = 10;
+/** `f` (a fraction) as a bar of BAR_CELLS cells, `··········` when unknown. */
+const bar = (f: number | null) => (f === null ? '·'.repeat(BAR_CELLS) : '█'.repeat(Math.round(Math.min(1, Math.max(0, f)) * BAR_CELLS)).padEnd(BAR_CELLS, '░'));
+
+/** The colour of an account's displayed status. */
+function statusPaint(status: AccountStatus, paint: Paint): (text: string) => string {
+  switch (status) {
+    case 'Active':
+      return paint.green;
+    case 'Limited':
+    case 'Paused':
+      return paint.yellow;
+    case 'Needs sign-in':
+      return paint.red;
+    case 'Disabled':
+      return paint.dim;
+  }
+}
+
+/** How {@link formatStatusTable} draws. */
+export interface TableOptions {
+  /** Colours (default none). */
+  paint?: Paint;
+  /** A bar beside the 5h and 7d utilisation (the live view). */
+  bars?: boolean;
+}
+
+/**
+ * Renders a status report as a fixed-width table (labels and numbers only), the policy and
+ * counters, and why the router would or would not pick each account for a new request now.
+ */
+export function formatStatusTable(s: StatusReport, now = Date.now(), opts: TableOptions = {}): string {
+  const paint = opts.paint ?? PLAIN;
+  const used = (f: number | null) => (opts.bars ? `${pct(f)} ${bar(f)}` : pct(f));
   // STATUS: the account's own state; ELIGIBILITY: the filter's verdict for a typical new request.
-  const rows = [['ACCOUNT', 'STATE', 'STATUS', '5H', 'RESET', '7D', 'RESET', 'IN-FLIGHT', 'SESSIONS', 'ELIGIBILITY', 'NOTE']];
+  // SOURCE: where the account and its settings come from, when the proxy knows (a CLI proxy does).
+  const sources = s.accounts.some((a) => a.origin);
+  const rows = [['ACCOUNT', 'STATE', 'STATUS', ...(sources ? ['SOURCE'] : []), '5H', 'RESET', '7D', 'RESET', 'IN-FLIGHT', 'SESSIONS', 'ELIGIBILITY', 'NOTE']];
   for (const a of s.accounts) {
     const state = !a.enabled ? 'disabled' : a.needsSignIn ? 'sign-in' : a.coolingUntil ? 'cooling' : a.usable ? 'usable' : (a.unusableReason ?? 'unusable');
     const note = [
@@ -30,9 +67,10 @@ export function formatStatusTable(s: StatusReport, now = Date.now()): string {
       a.label,
       state,
       a.status,
-      pct(a.session.used),
+      ...(sources ? [originText(a.origin)] : []),
+      used(a.session.used),
       timeUntil(a.session.resetsAt, now),
-      pct(a.weekly.used),
+      used(a.weekly.used),
       timeUntil(a.weekly.resetsAt, now),
       String(a.inflight),
       String(a.boundSessions),
@@ -41,16 +79,28 @@ export function formatStatusTable(s: StatusReport, now = Date.now()): string {
     ]);
   }
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  const lines = rows.map((r) =>
+  const statusColumn = 2;
+  const eligibilityColumn = rows[0].indexOf('ELIGIBILITY');
+  // Padded first, coloured after: escape codes take no room on the screen.
+  const lines = rows.map((r, row) =>
     r
-      .map((c, i) => c.padEnd(widths[i]))
+      .map((c, i) => {
+        const cell = c.padEnd(widths[i]);
+        if (row === 0) return paint.bold(cell);
+        const a = s.accounts[row - 1];
+        if (i === statusColumn) return statusPaint(a.status, paint)(cell);
+        if (i === eligibilityColumn) return (a.eligibility?.code === 'eligible' ? paint.green : paint.yellow)(cell);
+        return cell;
+      })
       .join('  ')
       .trimEnd(),
   );
+  const labelWidth = Math.max(...s.accounts.map((a) => a.label.length));
+  lines.push('', 'why:', ...s.accounts.map((a) => `  ${a.label.padEnd(labelWidth)}  ${whyNow(a, s, now)}`));
   const p = s.policy;
   lines.push(
     '',
-    `policy: ${p.strategy}, ${p.accountRanking}${p.sessionAffinity ? `, affinity ${formatDuration(p.sessionAffinityIdleTtlMs / 1000)}` : ''}${p.preferPrimary ? ', prefer-primary' : ''}${p.spillInflight ? `, spill at ${p.spillInflight}` : ''}`,
+    `policy: ${p.strategy}, ${p.accountRanking}${p.primaryAccount === undefined ? '' : `, primary ${p.primaryAccount} (${s.config.sources['primary-account'] ?? 'default'})`}${p.sessionAffinity ? `, affinity ${formatDuration(p.sessionAffinityIdleTtlMs / 1000)}` : ''}${p.preferPrimary ? ', prefer-primary' : ''}${p.spillInflight ? `, spill at ${p.spillInflight}` : ''}`,
     `usable accounts: ${s.usableAccounts}/${s.accounts.filter((a) => !a.fallback).length}; bound sessions: ${s.boundSessions}; in flight: ${s.inflight}`,
     `config generation ${s.config.generation}${s.config.lastReloadError ? `; last reload rejected: ${s.config.lastReloadError}` : ''}`,
     `requests ${s.counters.requests}, served ${s.counters.served}, failovers ${s.counters.failovers}, no usable account ${s.counters.noUsableAccount}`,
@@ -58,22 +108,28 @@ export function formatStatusTable(s: StatusReport, now = Date.now()): string {
   return lines.join('\n') + '\n';
 }
 
-export async function runStatus(values: { config?: string; json?: boolean; url?: string; key?: string }): Promise<number> {
-  const { url, key } = await runningProxy(values);
-  let res;
-  try {
-    [res] = await fetchFromRouter(url, key, ['/status'], { timeoutMs: 5_000 });
-  } catch (err) {
-    // "nothing listens at …", or a holder of the port that could not prove it is the router (it got no key).
-    process.stderr.write(`claude-router: ${(err as Error).message}\n`);
-    return 1;
-  }
-  const text = res.text;
-  if (res.statusCode !== 200) {
-    process.stderr.write(`claude-router: ${url}/status answered ${res.statusCode}: ${text}\n`);
-    return 1;
-  }
-  const report = JSON.parse(text) as StatusReport;
-  process.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : formatStatusTable(report));
+/**
+ * Where an account and its settings come from, shortly: `config`, `state-dir`, or the account's
+ * source with the settings that come from elsewhere (`config; enabled: state-dir`); empty when unknown.
+ */
+export function originText(o: AccountOrigin | null): string {
+  if (!o) return '';
+  const other = (
+    [
+      ['enabled', o.enabled],
+      ['order', o.position],
+    ] as const
+  ).filter(([, src]) => src !== 'default' && src !== o.account);
+  return [o.account, ...other.map(([k, src]) => `${k}: ${src}`)].join('; ');
+}
+
+/** `status`'s options. */
+export interface StatusOptions extends ProxyTargetOptions {
+  json?: boolean;
+}
+
+export async function runStatus(values: StatusOptions): Promise<number> {
+  const report = await getJson<StatusReport>(await proxyTarget(values), '/status');
+  process.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : formatStatusTable(report, Date.now(), { paint: paintFor(process.stdout, values.color) }));
   return 0;
 }

@@ -139,6 +139,9 @@ describe('errors no step handles', () => {
         recent: () => {
           throw new Error('recent broke');
         },
+        query: () => {
+          throw new Error('query broke');
+        },
       };
       (h.router.engine as unknown as { services: { decisions: unknown } }).services.decisions = sink;
       const listed = await callRouter(h, { path: '/decisions', method: 'GET' });
@@ -150,7 +153,7 @@ describe('errors no step handles', () => {
       const st = await routerStatus(h);
       assert.equal(st.counters.errors, 2);
       assert.equal(errors.filter((e) => e.startsWith('internal error')).length, 2, errors.join('\n'));
-      assert.ok(errors.some((e) => e.includes('recent broke')) && errors.some((e) => e.includes('append broke')));
+      assert.ok(errors.some((e) => e.includes('query broke')) && errors.some((e) => e.includes('append broke')));
     } finally {
       const t0 = Date.now();
       await h.close();

@@ -30,8 +30,11 @@ export interface CliProcess {
   stop(graceMs?: number): Promise<void>;
 }
 
-/** Spawns `node dist/cli.js <args>` detached (own process group); its standard input is `input` (default: empty), then ends. */
-export function spawnCli(args: string[], opts: { cwd?: string; env?: Record<string, string>; input?: string } = {}): CliProcess {
+/**
+ * Spawns `node dist/cli.js <args>` detached (own process group); its standard input is `input`
+ * (default: empty), then ends — or stays open for `child.stdin` with `input: null`.
+ */
+export function spawnCli(args: string[], opts: { cwd?: string; env?: Record<string, string>; input?: string | null } = {}): CliProcess {
   assertBuilt();
   const child = spawn(process.execPath, [CLI_JS, ...args], {
     cwd: opts.cwd,
@@ -39,7 +42,7 @@ export function spawnCli(args: string[], opts: { cwd?: string; env?: Record<stri
     stdio: ['pipe', 'pipe', 'pipe'],
     detached: true,
   });
-  child.stdin.end(opts.input ?? '');
+  if (opts.input !== null) child.stdin.end(opts.input ?? '');
   let out = '';
   let err = '';
   child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));

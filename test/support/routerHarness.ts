@@ -12,7 +12,7 @@ import { startRouter, type RunningRouter } from '../../src/cli/runtime';
 import type { ConfigInput } from '../../src/config/schema';
 import { silentLogger, type Logger } from '../../src/proxy/log';
 import type { DecisionRecord } from '../../src/routing/decision';
-import { byRotationOrder } from '../../src/proxy/state/decisionLog';
+import { byRotationOrder } from '../../src/proxy/state/decisionFiles';
 import { MemoryCredentialStore } from '../../src/accounts/memoryCredentialStore';
 import { policyFrom } from '../../src/config/schema';
 import { createRouter, type Router, type RouterOptions } from '../../src/proxy/createRouter';

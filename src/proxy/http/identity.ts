@@ -117,10 +117,15 @@ function oneConnection(timeoutMs: number): buildConnector.connector {
 /**
  * GETs `paths` from the router at `url`, sending `key` only on the connection its holder proved
  * itself on (pipelined, in order).
- * @returns each path's status code and body text
+ * @returns each path's status code, body text and headers
  * @throws Error naming the holder's failure (no key in it) when the holder is not our router or does not answer
  */
-export function fetchFromRouter(url: string, key: string, paths: string[], opts: VerifyOptions = {}): Promise<{ statusCode: number; text: string }[]> {
+export function fetchFromRouter(
+  url: string,
+  key: string,
+  paths: string[],
+  opts: VerifyOptions = {},
+): Promise<{ statusCode: number; text: string; headers: Record<string, string | string[] | undefined> }[]> {
   return askRouter(url, key, 'GET', paths, opts);
 }
 
@@ -135,7 +140,13 @@ export async function postToRouter(url: string, key: string, path: string, opts:
   return answer;
 }
 
-async function askRouter(url: string, key: string, method: 'GET' | 'POST', paths: string[], opts: VerifyOptions): Promise<{ statusCode: number; text: string }[]> {
+async function askRouter(
+  url: string,
+  key: string,
+  method: 'GET' | 'POST',
+  paths: string[],
+  opts: VerifyOptions,
+): Promise<{ statusCode: number; text: string; headers: Record<string, string | string[] | undefined> }[]> {
   const holder = await verifyHolder(url, key, opts);
   if (holder.kind === 'free') throw new Error(`no proxy answers at ${url} (nothing listens there)`);
   if (holder.kind === 'foreign') throw new Error(`the program at ${url} could not prove it is Claude Router (${holder.why}); the client key was not sent to it`);
@@ -145,7 +156,7 @@ async function askRouter(url: string, key: string, method: 'GET' | 'POST', paths
     return await Promise.all(
       paths.map(async (path) => {
         const res = await client.request({ method, path, headers });
-        return { statusCode: res.statusCode, text: await res.body.text() };
+        return { statusCode: res.statusCode, text: await res.body.text(), headers: res.headers };
       }),
     );
   } finally {

@@ -2,8 +2,9 @@
  * The router's own endpoints. Open (no client key, for health checks and
  * Claude Code's start-up probe): `GET /health`, `HEAD /api/hello`, and
  * `GET /identity?nonce=…` (proof that this is the router, see identity.ts). With the
- * key: `GET /status` (the report, no secrets), `GET /decisions?limit=N` (the
- * latest decision records), `GET /events` (a change stream) and
+ * key: `GET /status` (the report, no secrets), `GET /decisions` (decision records from
+ * the log on disk, filtered and paged: decisionQuery.ts), `GET /preview` (how a new
+ * request would be routed now), `GET /events` (a change stream) and
  * `POST /accounts/<label>/reset-cooldown` (a person's "Reset Cooldown").
  */
 import type { ServerResponse } from 'node:http';
@@ -11,7 +12,9 @@ import { endChangeStream, openChangeStream, sendAnthropicError, sendChanged, sen
 import type { RequestContext, RouterServices } from '../pipeline/context';
 import { metricsFor, metricsParams } from '../pipeline/eligibility';
 import { planFor } from '../pipeline/plan';
-import { buildStatus, type StatusReport } from '../status/status';
+import { buildStatus, type PreviewReport, type StatusReport } from '../status/status';
+import { parseDecisionQuery } from '../state/decisionQuery';
+import { isStickyKeyHash } from '../../routing/identify';
 import { answerIdentity, IDENTITY_PATH } from './identity';
 
 /** Whether the request is for an endpoint open without the client key. */
@@ -29,10 +32,9 @@ export function serveLocal(ctx: RequestContext): boolean {
   else if (ctx.req.method === 'POST' && RESET_COOLDOWN_PATH.test(path)) answerResetCooldown(ctx);
   else if (ctx.req.method !== 'GET') return false;
   else if (path === '/status') sendJson(res, routerStatus(ctx.services));
-  else if (path === '/decisions') {
-    const limit = Math.min(500, Math.max(1, Number(new URLSearchParams(ctx.url.slice(path.length + 1)).get('limit')) || 50));
-    sendJson(res, ctx.services.decisions.recent(limit));
-  } else if (path === '/events') streamChanges(ctx.services, res);
+  else if (path === '/decisions') serveDecisions(ctx);
+  else if (path === '/preview') servePreview(ctx);
+  else if (path === '/events') streamChanges(ctx.services, res);
   else return false;
   return true;
 }
@@ -99,11 +101,54 @@ function proveIdentity(ctx: RequestContext): void {
   else sendOk(res, answer.json);
 }
 
+/**
+ * `GET /decisions?limit=&session=&account=&outcome=&reason=&since=&before=`: the newest matching
+ * decision records, oldest first, as a JSON array; when older ones may match, a
+ * `link: </decisions?…&before=<cursor>>; rel="next"` header names the next page. A bad parameter
+ * gets 400 naming it; a log that cannot be read, 500.
+ */
+function serveDecisions(ctx: RequestContext): void {
+  const { res, services } = ctx;
+  const query = ctx.url.slice(ctx.path.length + 1);
+  const q = parseDecisionQuery(query);
+  if ('error' in q) return sendAnthropicError(res, 400, 'invalid_request_error', `Claude Router: /decisions ${q.error}.`);
+  services.decisions.query(q).then(
+    (page) => {
+      const rest = new URLSearchParams(query);
+      rest.delete('before');
+      if (page.next) rest.set('before', page.next);
+      sendJson(res, page.records, page.next ? { link: `</decisions?${rest.toString()}>; rel="next"` } : {});
+    },
+    (err: Error) => {
+      services.log.warn(`decision log: ${err.message}`);
+      sendAnthropicError(res, 500, 'api_error', 'Claude Router: the decision log cannot be read.');
+    },
+  );
+}
+
+/**
+ * `GET /preview?model=M&session=H`: how a new request for model M (of session H, a sticky-key
+ * hash) would be routed now — the selection reason and each account's verdict (PreviewReport).
+ */
+function servePreview(ctx: RequestContext): void {
+  const p = new URLSearchParams(ctx.url.slice(ctx.path.length + 1));
+  const session = p.get('session');
+  if (session !== null && !isStickyKeyHash(session))
+    return sendAnthropicError(ctx.res, 400, 'invalid_request_error', 'Claude Router: /preview session: expected a 16-hex session key hash.');
+  sendJson(ctx.res, preview(ctx.services, p.get('model'), session));
+}
+
+/** How a new Messages request for `model` (of the session with hash `session`) would be routed now. */
+function preview(s: RouterServices, model: string | null, session: string | null): PreviewReport {
+  const config = s.live.config;
+  const plan = planFor(s.state, config, metricsParams(config.policy, model), session, s.now(), true);
+  return { selectionReason: plan.selectionReason, verdicts: plan.verdicts };
+}
+
 /** The `/status` report (labels and numbers, no secrets), with a preview of how a new, unbound request would be routed. */
 export function routerStatus(s: RouterServices): StatusReport {
   const now = s.now();
   const config = s.live.config;
-  const plan = planFor(s.state, config, metricsParams(config.policy, null), null, now, true);
   return buildStatus({
     config,
     configStatus: s.configStatus,
@@ -111,7 +156,7 @@ export function routerStatus(s: RouterServices): StatusReport {
     metrics: metricsFor(s.state, config, null, now),
     now,
     startedAtMs: s.startedAtMs,
-    preview: { selectionReason: plan.selectionReason, verdicts: plan.verdicts },
+    preview: preview(s, null, null),
     waiting: { requests: s.waitingRoom.heldRequests, bodyBytes: s.waitingRoom.heldBodyBytes },
   });
 }

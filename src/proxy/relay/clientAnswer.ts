@@ -28,9 +28,9 @@ export interface HeldAnswer {
 /** Shared by every answer that uses it; never modified. */
 const JSON_HEADERS: Readonly<IncomingHttpHeaders> = { 'content-type': 'application/json' };
 
-/** `value` as a 200 JSON answer that no cache keeps. */
-export function sendJson(res: ServerResponse, value: unknown): void {
-  res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+/** `value` as a 200 JSON answer that no cache keeps, with `headers` besides. */
+export function sendJson(res: ServerResponse, value: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(200, { ...headers, 'content-type': 'application/json', 'cache-control': 'no-store' });
   res.end(JSON.stringify(value));
 }
 

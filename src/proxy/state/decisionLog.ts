@@ -10,30 +10,16 @@ import * as path from 'node:path';
 import type { DecisionRecord } from '../../routing/decision';
 import { DecisionLineEncoder } from '../../routing/decisionLine';
 import { RecentLines } from './recentLines';
+import { byRotationOrder, ROTATED } from './decisionFiles';
+import { readDecisionPage, type DecisionPage, type DecisionQuery } from './decisionQuery';
 
 /** Where decisions are appended. `append` never throws. */
 export interface DecisionSink {
   append(record: DecisionRecord): void;
   /** The last `limit` records, oldest first. */
   recent(limit: number): DecisionRecord[];
-}
-
-/** A rotated log's name: `decisions-<UTC stamp>.jsonl`, or `-<n>` after the stamp for later ones in the same second. */
-const ROTATED = /^decisions-(\d{8}T\d{6})(?:-(\d+))?\.jsonl$/;
-
-/**
- * Orders decision-log file names oldest first: rotated files by stamp, then by their `-<n>`
- * suffix (a plain name sort would put `-1` before the suffix-less file of the same second),
- * and the current `decisions.jsonl` last.
- */
-export function byRotationOrder(a: string, b: string): number {
-  const key = (f: string): [string, number] => {
-    const m = ROTATED.exec(f);
-    return m ? [m[1], Number(m[2] ?? 0)] : ['~', 0];
-  };
-  const [sa, na] = key(a);
-  const [sb, nb] = key(b);
-  return sa < sb ? -1 : sa > sb ? 1 : na - nb;
+  /** A filtered page of every record, on disk included, newest page first (decisionQuery.ts). */
+  query(q: DecisionQuery): Promise<DecisionPage>;
 }
 
 export interface DecisionLogOptions {
@@ -158,6 +144,19 @@ export class DecisionLog implements DecisionSink {
     }
     this.parsed = parsed;
     return out;
+  }
+
+  /** Writes what is batched and waits until every record appended so far is in the file. */
+  async sync(): Promise<void> {
+    this.flush();
+    const s = this.stream;
+    if (s) await new Promise<void>((resolve) => s.write(Buffer.alloc(0), () => resolve()));
+    await this.retiring;
+  }
+
+  async query(q: DecisionQuery): Promise<DecisionPage> {
+    await this.sync();
+    return readDecisionPage(this.opts.dir, q);
   }
 
   /** Flushes and closes the file. */

@@ -3,6 +3,7 @@
  * sessions, the configuration generation and counters. Built from the same
  * metrics the router uses. Contains labels and numbers only — never a token.
  */
+import type { AccountOrigin } from '../../accounts/types';
 import type { AccountMetrics } from '../../routing/metrics';
 import type { CandidateVerdict } from '../../routing/plan';
 import type { FilterVerdict } from '../../routing/planner/verdict';
@@ -95,6 +96,8 @@ export interface AccountReport {
   /** The latency modifier's draw-weight factor for a request without a model (time to first token only), 0.5–1. */
   latencyFactor: number;
   boundSessions: number;
+  /** Where the account and its settings come from (CLI accounts); null when not known. */
+  origin: AccountOrigin | null;
 }
 
 /** A live session binding. */
@@ -208,6 +211,7 @@ export function buildStatus(input: StatusInput): StatusReport {
       boundSessions: boundBy.get(a.label) ?? 0,
       recentErrorRate: state.performance.recentErrorRate(a.label, now),
       latencyFactor: latency.get(a.label) ?? 1,
+      origin: a.origin ?? null,
     };
   });
   const cs = input.configStatus;

@@ -1,0 +1,141 @@
+/**
+ * `claude-router decisions`: the decision inspector of the terminal — the last N decisions of the
+ * running proxy (its `/decisions`, which reads the log on disk: src/proxy/state/decisionQuery.ts),
+ * filtered, each with the account that served it and every candidate's verdict in words.
+ */
+import type { DecisionRecord } from '../routing/decision';
+import { metricsFromRecord } from '../routing/decision';
+import { candidateText, explainReason } from '../proxy/status/statusView';
+import { parseDecisionQuery } from '../proxy/state/decisionQuery';
+import { formatDuration } from '../quota/duration';
+import { UsageError, waitForSignal } from './args';
+import { paintFor, type Paint } from './color';
+import { fetchPage, proxyTarget, type ProxyTarget, type ProxyTargetOptions } from './proxyClient';
+
+export interface DecisionsOptions extends ProxyTargetOptions {
+  limit: string;
+  session?: string;
+  account?: string;
+  outcome?: string;
+  reason?: string;
+  since?: string;
+  json?: boolean;
+  /** Keep printing new decisions as they are made. */
+  follow?: boolean;
+}
+
+/** The most decisions one command prints. */
+const MAX_LIMIT = 10_000;
+/** Records per request (the endpoint's most). */
+const PAGE = 500;
+/** How often `--follow` asks for new decisions, ms. */
+const FOLLOW_MS = 1_000;
+/** The most pages one `--follow` poll reads back to the last decision it printed. */
+const FOLLOW_PAGES = 10;
+const UNIT_MS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/**
+ * `--since`: ISO-8601, epoch ms, or a time ago (`30s`, `15m`, `2h`, `3d`).
+ * @returns epoch ms
+ * @throws UsageError for anything else
+ */
+export function sinceMs(value: string, now = Date.now()): number {
+  const ago = /^(\d+)\s*([smhd])$/.exec(value.trim());
+  if (ago) return now - Number(ago[1]) * UNIT_MS[ago[2]];
+  const ms = /^\d+$/.test(value) ? Number(value) : Date.parse(value);
+  if (!Number.isFinite(ms)) throw new UsageError(`--since: expected an ISO-8601 time, epoch milliseconds or a time ago (30m, 2h, 3d), got "${value}"`);
+  return ms;
+}
+
+/**
+ * @returns 0 (also when nothing matches)
+ * @throws UsageError (exit 2) for a bad option; Error (exit 1) when the proxy cannot be asked
+ */
+export async function runDecisions(values: DecisionsOptions): Promise<number> {
+  const limit = Number(values.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw new UsageError(`--limit: expected an integer 1–${MAX_LIMIT}, got "${values.limit}"`);
+  const params = new URLSearchParams();
+  for (const key of ['session', 'account', 'outcome', 'reason'] as const) if (values[key] !== undefined) params.set(key, values[key]);
+  if (values.since !== undefined) params.set('since', String(sinceMs(values.since)));
+  // The endpoint's own check, before asking: a bad filter is a usage error here.
+  const checked = parseDecisionQuery(params.toString());
+  if ('error' in checked) throw new UsageError(`--${checked.error}`);
+
+  const target = await proxyTarget(values);
+  const query = params.toString();
+  const records = await newest(target, query, limit, () => false);
+  const paint = paintFor(process.stdout, values.color);
+  // With --follow, JSON goes out as one record per line (JSON Lines), so each can be read as it comes.
+  const print = (list: DecisionRecord[]) =>
+    process.stdout.write(
+      values.json
+        ? values.follow
+          ? list.map((r) => JSON.stringify(r) + '\n').join('')
+          : JSON.stringify(list, null, 2) + '\n'
+        : list.map((r) => formatDecision(r, paint) + '\n').join(''),
+    );
+  if (records.length === 0 && !values.follow) process.stdout.write(values.json ? '[]\n' : 'no decisions match\n');
+  else print(records);
+  if (!values.follow) return 0;
+
+  const seen = new Set(records.map((r) => r.requestId));
+  let stop = false;
+  void waitForSignal().then(() => (stop = true));
+  while (!stop) {
+    await new Promise((r) => setTimeout(r, FOLLOW_MS));
+    if (stop) break;
+    let fresh: DecisionRecord[];
+    try {
+      fresh = await newest(target, query, PAGE * FOLLOW_PAGES, (r) => seen.has(r.requestId));
+    } catch (err) {
+      process.stderr.write(`claude-router: ${(err as Error).message}\n`);
+      return 1;
+    }
+    const unseen = fresh.filter((r) => !seen.has(r.requestId));
+    for (const r of unseen) seen.add(r.requestId);
+    if (unseen.length) print(unseen);
+  }
+  return 0;
+}
+
+/**
+ * The newest `limit` matching decisions, oldest first, read page by page (newest page first)
+ * and stopping early at a page that holds a decision for which `known` is true.
+ */
+async function newest(target: ProxyTarget, query: string, limit: number, known: (r: DecisionRecord) => boolean): Promise<DecisionRecord[]> {
+  const pages: DecisionRecord[][] = [];
+  let count = 0;
+  const first = new URLSearchParams(query);
+  first.set('limit', String(Math.min(PAGE, limit)));
+  let path: string | null = `/decisions?${first.toString()}`;
+  while (path !== null && count < limit) {
+    const page: { records: DecisionRecord[]; next: string | null } = await fetchPage<DecisionRecord>(target, path);
+    pages.unshift(page.records.slice(Math.max(0, page.records.length - (limit - count))));
+    count += page.records.length;
+    path = page.records.some(known) ? null : page.next;
+  }
+  return pages.flat();
+}
+
+/**
+ * One decision for people: when, which request, who served it and why, then every candidate's
+ * verdict in words as of the decision's time.
+ */
+export function formatDecision(r: DecisionRecord, paint: Paint): string {
+  const at = Date.parse(r.ts);
+  const session = r.stickyKeyHash ? `session ${r.stickyKeyHash}` : 'no session';
+  const outcome = r.outcome === 'success' ? paint.green(r.outcome) : paint.red(r.outcome);
+  const served = r.servedBy ? `→ ${paint.bold(r.servedBy)}${r.servedByFallback ? ' (fallback)' : ''}` : '→ no account';
+  const lines = [
+    `${r.ts.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}  ${r.requestId}  ${r.model ?? r.path}${r.stream ? ' (stream)' : ''}  ${session}`,
+    `  ${served}  ${outcome} ${r.status}  ${r.durationMs < 10_000 ? `${Math.round(r.durationMs)} ms` : formatDuration(r.durationMs / 1000)}  ${r.strategy}: ${explainReason(r.selectionReason)}`,
+  ];
+  if (r.attempts.length > 1) lines.push(`  attempts: ${r.attempts.map((a) => `${a.account} ${a.status || '-'} ${a.result}`).join(', ')}`);
+  const width = Math.max(0, ...r.candidates.map((c) => c.account.length));
+  for (const c of r.candidates) {
+    const text = candidateText(c, metricsFromRecord(c.metrics), at);
+    const colour = c.verdict === 'selected' ? paint.green : c.verdict === 'unusable' ? paint.yellow : (t: string) => t;
+    lines.push(`    ${c.account.padEnd(width)}  ${colour(text)}`);
+  }
+  return lines.join('\n') + '\n';
+}
