@@ -14,7 +14,7 @@ import {
   WINDOW_EXHAUSTED_CEILING_MS,
   WINDOW_EXHAUSTED_FALLBACK_MS,
 } from './constants';
-import { isAllowedStatus, isRejectionStatus, normalizeStatus } from './status';
+import { showsAllowed } from './status';
 import type { Cooldown, CooldownReason, QuotaSnapshot, ResponseClass } from './types';
 
 /** `ms` clamped to [floor, ceiling]; a non-finite `ms` reads as `fallback`. */
@@ -32,8 +32,10 @@ function clamp(ms: number | undefined, fallback: number, floor: number, ceiling:
  * - `overloaded` → `retryAfterMs` (default 5 s) clamped to [0, 60 s];
  * - `forbidden` → 10 min;
  * - `server_error` → 2 s, or its `retryAfterMs` clamped to [2 s, 60 s];
- * - `request_scoped`, `entitlement`, `model_scoped_exhausted`, `unauthorized`, `client_error`,
- *   `success` → undefined (no account-wide cooldown; 401 is handled by a token refresh).
+ * - `request_scoped`, `entitlement`, `model_scoped_exhausted`, `concurrency_throttle`,
+ *   `unauthorized`, `client_error`, `success` → undefined (no account-wide cooldown; 401 is handled
+ *   by a token refresh; a concurrency throttle lowers the account's learned concurrency limit
+ *   instead, docs/routing.md#concurrency-limits).
  */
 export function planCooldown(cls: ResponseClass, nowMs: number): Cooldown | undefined {
   const make = (reason: CooldownReason, durationMs: number): Cooldown => ({
@@ -60,6 +62,7 @@ export function planCooldown(cls: ResponseClass, nowMs: number): Cooldown | unde
     case 'server_error':
       return make('server_error', clamp(cls.retryAfterMs, SERVER_ERROR_COOLDOWN_MS, SERVER_ERROR_COOLDOWN_MS, SERVER_ERROR_CEILING_MS));
     case 'request_scoped':
+    case 'concurrency_throttle':
     case 'entitlement':
     case 'model_scoped_exhausted':
     case 'unauthorized':
@@ -101,10 +104,7 @@ export function cooldownClearedBy(cooldown: Cooldown, snapshot: QuotaSnapshot): 
   if (!CLEARABLE.has(cooldown.reason)) return false;
   if (snapshot.source !== 'headers') return false;
   if (!(snapshot.observedAtMs > cooldown.setAtMs)) return false;
-  const unified = normalizeStatus(snapshot.unifiedStatus);
-  if (unified !== undefined && !isAllowedStatus(unified)) return false;
-  if (isRejectionStatus(snapshot.session?.status) || isRejectionStatus(snapshot.weekly?.status)) return false;
-  return [snapshot.unifiedStatus, snapshot.session?.status, snapshot.weekly?.status].some((s) => isAllowedStatus(s));
+  return showsAllowed(snapshot);
 }
 
 /** True while `cooldown` is active at `nowMs` (epoch ms): `nowMs < untilMs`. Undefined → false. */

@@ -8,6 +8,7 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import { SimAccount } from './account';
+import { validConcurrencyLimit } from './concurrency';
 import { control } from './endpoints/control';
 import { countTokens } from './endpoints/countTokens';
 import type { SimHost } from './endpoints/host';
@@ -118,6 +119,10 @@ class FakeUpstreamServer implements FakeUpstream, SimHost {
     w.exhaust(this.now(), f.resetInMs, f.perWindowOnly === true);
   }
 
+  setConcurrencyLimit(label: string, limit: number | null): void {
+    this.acct(label).concurrency.limit = validConcurrencyLimit(limit);
+  }
+
   clearFaults(label?: string): void {
     const list = label === undefined ? [...this.accounts.values()] : [this.acct(label)];
     for (const a of list) {
@@ -145,6 +150,9 @@ class FakeUpstreamServer implements FakeUpstream, SimHost {
       cacheCreationTokens: a.cacheCreationTokens,
       refreshCount: this.tokens.refreshCount(label),
       pendingFaults: a.faults.kinds(),
+      inflight: a.concurrency.inflight,
+      maxInflight: a.concurrency.maxInflight,
+      concurrencyLimit: a.concurrency.limit,
     };
   }
 
@@ -208,7 +216,7 @@ class FakeUpstreamServer implements FakeUpstream, SimHost {
       ? null
       : { at: this.now(), method: req.method ?? 'GET', path: url, account: null, status: 0, headers: flattenHeaders(req.headers), bodyBytes: 0, bodySha256: '', sessionId: null };
     if (record) this.pushRecord(record);
-    const ex = new Exchange(req, res, record, this.reqIds.next());
+    const ex = new Exchange(req, res, record, this.reqIds.next(), () => this.now());
     this.route(ex, path).catch((err: unknown) => {
       if (!res.headersSent && !ex.gone) ex.error(500, 'api_error', `sim internal error: ${err instanceof Error ? err.message : String(err)}`);
       else res.destroy();

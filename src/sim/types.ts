@@ -150,6 +150,10 @@ export interface SimRequestRecord {
   model?: string;
   /** Usage reported in a 200 answer of /v1/messages. */
   usage?: SimUsage;
+  /** /v1/messages: the account's Messages requests in flight when it arrived, itself included. */
+  inflight?: number;
+  /** When the response head was sent, epoch ms by the injected clock. */
+  answeredAt?: number;
 }
 
 /** A model-scoped window as seen through {@link FakeUpstream.account}. */
@@ -187,6 +191,12 @@ export interface SimAccountState {
   refreshCount: number;
   /** Queued one-shot fault kinds, FIFO. */
   pendingFaults: string[];
+  /** Messages requests being answered now. */
+  inflight: number;
+  /** The most Messages requests ever in flight at once. */
+  maxInflight: number;
+  /** Requests above this many in flight at once are throttled (see {@link FakeUpstream.setConcurrencyLimit}); null: none. */
+  concurrencyLimit: number | null;
 }
 
 /** A running fake upstream. */
@@ -199,6 +209,13 @@ export interface FakeUpstream {
   requests: SimRequestRecord[];
   /** Queue a fault; `count` (default 1) is ignored for the persistent `exhaust` / `expire_token`. Throws on an unknown label or invalid fault. */
   injectFault(label: string, fault: SimFault, count?: number): void;
+  /**
+   * Script (or with null lift) a concurrency limit: a Messages request that arrives while more than
+   * `limit` are in flight on the account (itself included) gets a 429 `rate_limit_error` whose
+   * unified headers all say `allowed`, with no `retry-after`. Throws on an unknown label or a limit
+   * that is not a positive integer.
+   */
+  setConcurrencyLimit(label: string, limit: number | null): void;
   /** Drop queued faults and lift fault-made states (exhaust, expire_token) of one account, or of all. */
   clearFaults(label?: string): void;
   /** Snapshot of one account; throws on an unknown label. */

@@ -64,6 +64,7 @@ export function routerStatus(s: RouterServices): StatusReport {
     startedAtMs: s.startedAtMs,
     preview: { selectionReason: plan.selectionReason, verdicts: plan.verdicts },
     waiting: { requests: s.waitingRoom.heldRequests, bodyBytes: s.waitingRoom.heldBodyBytes },
+    queued: (queue) => s.waitingRoom.waiting(queue),
   });
 }
 

@@ -7,11 +7,16 @@
  * failure ends the stream with an Anthropic-shaped `event: error` — never a
  * second `message_start`.
  *
+ * An account without room (admission.ts) is passed over for the next one; when no account had
+ * room the request waits in the waiting room for it and tries again.
+ *
  * Every lease is acquired and released here, in one `finally` per attempt.
  */
 import type { AttemptRecord, DecisionOutcome } from '../../routing/decision';
+import type { PlanAccount } from '../../routing/plan';
 import type { HeldAnswer } from '../relay/clientAnswer';
 import { ClientLink } from '../upstream/call';
+import { admitted, hasRoom, settle, waitForRoom } from './admission';
 import type { AttemptOutcome, RequestContext } from './context';
 import { usableNow } from './eligibility';
 import { tryAccount, type AttemptStep } from './tryAccount';
@@ -22,6 +27,8 @@ const MAX_SERVER_ERROR_ROTATIONS = 2;
 const TRANSIENT_RESULTS = new Set(['server_error', 'network_error', 'stream_failed', 'empty_stream', 'invalid_json', 'body_failed', 'body_too_large', 'stream_server_error']);
 /** Accounts a `count_tokens` or `models` request tries at most (it cools none down, so it could walk the whole pool). */
 const MAX_ACCOUNTS_OUTSIDE_MESSAGES = 2;
+/** Concurrency throttles one request takes before such an answer counts as a failed attempt (each throttle waits for room first, so this only bounds a pathological upstream). */
+const MAX_CONCURRENCY_THROTTLES = 8;
 
 /**
  * Step 6: tries the planned accounts and relays the first good answer as it commits (binding
@@ -41,60 +48,85 @@ export async function attempt(ctx: RequestContext): Promise<void> {
   // nothing about serving messages — and try at most two accounts; the quota headers of their
   // answers are still recorded (they describe the account's windows).
   const forMessages = ctx.route === 'messages';
-  const cap = ctx.generation.config.policy.maxInflightPerAccount;
   const attempts: AttemptRecord[] = [];
   const attempted = new Set<string>();
   let outcome: AttemptOutcome | undefined;
   let held: HeldAnswer | undefined;
   let requestScopedRotated = false;
   let serverErrorRotations = 0;
-  let cappedOut = false;
+  // The first usable account of a pass that had no room (admission.ts): the request waits for room there.
+  let full: PlanAccount | undefined;
+  let waitSinceMs = 0;
+  let waitRefused = false;
+  let concurrencyThrottles = 0;
   try {
-    for (const account of ctx.plan.order) {
-      if (client.gone) {
+    passes: for (;;) {
+      full = undefined;
+      for (const account of ctx.plan.order) {
+        if (client.gone) {
+          outcome = unserved('client_abort', 499, attempts);
+          break passes;
+        }
+        if (attempted.has(account.id) || !usableNow(ctx, account.id)) continue;
+        if (forMessages && !hasRoom(ctx, account)) {
+          full ??= account;
+          continue;
+        }
+        // A subscription account only short of room is waited for before a pay-as-you-go account serves.
+        if (account.fallback && full && !waitRefused) break;
+        if (!forMessages && attempted.size >= MAX_ACCOUNTS_OUTSIDE_MESSAGES) break passes;
+        attempted.add(account.id);
+        const lease = forMessages && !account.fallback ? s.state.leases.acquire(account.id) : undefined;
+        const sent = lease ? admitted(ctx, account) : 0;
+        let step: AttemptStep;
+        try {
+          step = await tryAccount(ctx, account, attempts, attempted);
+        } finally {
+          lease?.release();
+        }
+        const throttled = lease !== undefined && settle(ctx, account, step.next === 'rotate', attempts, sent);
+        if (throttled && step.next === 'rotate' && ++concurrencyThrottles <= MAX_CONCURRENCY_THROTTLES) {
+          // Too many at once on this account, not its failure: the session keeps it, and the request may come back to it.
+          attempted.delete(account.id);
+          held = step.held ?? held;
+          full ??= account;
+          continue;
+        }
+        if (step.next === 'served') {
+          outcome = { outcome: step.outcome, cappedOut: false, status: step.status, servedBy: account, attempts, usage: step.usage, streamed: step.streamed, held: undefined };
+          break passes;
+        }
+        if (step.next === 'abort') {
+          outcome = unserved('client_abort', 499, attempts);
+          break passes;
+        }
+        if (step.next === 'return') {
+          held = step.held;
+          break passes;
+        }
+        held = step.held ?? held;
+        const last = attempts[attempts.length - 1];
+        if (last?.result === 'request_scoped') {
+          if (requestScopedRotated) break passes;
+          requestScopedRotated = true;
+        }
+        if (last && TRANSIENT_RESULTS.has(last.result)) {
+          if (serverErrorRotations >= MAX_SERVER_ERROR_ROTATIONS) break passes;
+          serverErrorRotations++;
+        }
+        s.state.countFailover();
+        s.log.info(`failover ${ctx.requestId}: ${account.id} → next (${last?.result ?? 'skipped'})`);
+      }
+      if (!full || waitRefused) break;
+      const wait = await waitForRoom(ctx, full, attempts, (waitSinceMs ||= s.now()));
+      if (wait === 'gone') {
         outcome = unserved('client_abort', 499, attempts);
         break;
       }
-      if (!usableNow(ctx, account.id)) continue;
-      if (forMessages && cap > 0 && !account.fallback && s.state.leases.inflight(account.id) >= cap) {
-        cappedOut = true;
-        continue;
-      }
-      if (!forMessages && attempted.size >= MAX_ACCOUNTS_OUTSIDE_MESSAGES) break;
-      attempted.add(account.id);
-      const lease = forMessages && !account.fallback ? s.state.leases.acquire(account.id) : undefined;
-      let step: AttemptStep;
-      try {
-        step = await tryAccount(ctx, account, attempts, attempted);
-      } finally {
-        lease?.release();
-      }
-      if (step.next === 'served') {
-        outcome = { outcome: step.outcome, cappedOut: false, status: step.status, servedBy: account, attempts, usage: step.usage, streamed: step.streamed, held: undefined };
-        break;
-      }
-      if (step.next === 'abort') {
-        outcome = unserved('client_abort', 499, attempts);
-        break;
-      }
-      if (step.next === 'return') {
-        held = step.held;
-        break;
-      }
-      held = step.held ?? held;
-      const last = attempts[attempts.length - 1];
-      if (last?.result === 'request_scoped') {
-        if (requestScopedRotated) break;
-        requestScopedRotated = true;
-      }
-      if (last && TRANSIENT_RESULTS.has(last.result)) {
-        if (serverErrorRotations >= MAX_SERVER_ERROR_ROTATIONS) break;
-        serverErrorRotations++;
-      }
-      s.state.countFailover();
-      s.log.info(`failover ${ctx.requestId}: ${account.id} → next (${last?.result ?? 'skipped'})`);
+      // No wait possible: one last pass, where a fallback account may serve.
+      if (wait === 'refused') waitRefused = true;
     }
-    ctx.outcome = outcome ?? nothingServed(ctx, held, cappedOut, attempts);
+    ctx.outcome = outcome ?? nothingServed(ctx, held, full !== undefined, attempts);
   } finally {
     res.off('close', onClose);
     // No call follows: the body's bytes and its share of the memory budget go now.
@@ -103,12 +135,14 @@ export async function attempt(ctx: RequestContext): Promise<void> {
 }
 
 /**
- * No account served. A 429 when no account is usable any more gets the pool-wide answer
- * (earliest recovery, which window): it helps the client more than the last account's own 429.
- * Any other failure — 5xx, 529, a dead connection, a header-less 429 while accounts remain — is
- * relayed as it came.
+ * No account served. When a usable account only lacked room and the request could not wait (longer)
+ * for it, the answer is the router's own throttle (429, `retry-after`). A 429 when no account is
+ * usable any more gets the pool-wide answer (earliest recovery, which window): it helps the client
+ * more than the last account's own 429. Any other failure — 5xx, 529, a dead connection, a
+ * header-less 429 while accounts remain — is relayed as it came.
  */
 function nothingServed(ctx: RequestContext, held: HeldAnswer | undefined, cappedOut: boolean, attempts: AttemptRecord[]): AttemptOutcome {
+  if (cappedOut) return unserved('no_usable_account', 429, attempts, undefined, true);
   const poolExhausted = held?.status === 429 && !ctx.plan.order.some((a) => usableNow(ctx, a.id));
   if (held && !poolExhausted && !ctx.res.headersSent) return unserved(held.status >= 500 ? 'upstream_error' : 'client_error', held.status, attempts, held);
   return unserved('no_usable_account', 429, attempts, undefined, cappedOut);

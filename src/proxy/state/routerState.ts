@@ -13,6 +13,7 @@ import { mergeSnapshot } from '../../quota/merge';
 import { cooldownClearedBy, mergeCooldown } from '../../quota/cooldown';
 import { SessionAffinityStore, type SavedBinding } from '../../routing/affinity';
 import { toStickyKeyHash } from '../../routing/identify';
+import { ConcurrencyTable } from './concurrency';
 import { LeaseTable } from './leases';
 
 /** Counters shown in `/status`. */
@@ -44,6 +45,8 @@ export class RouterState {
   /** Accounts that need a person to sign in again, with a short reason (never a token). */
   readonly needsSignIn = new Map<string, string>();
   readonly leases: LeaseTable;
+  /** Concurrency limits learned from the upstream's throttles, and admission ramps (not saved). */
+  readonly concurrency: ConcurrencyTable;
   readonly affinity: SessionAffinityStore;
   readonly counters: RouterCounters = { requests: 0, served: 0, failovers: 0, noUsableAccount: 0, errors: 0, clientAborts: 0 };
   /** Requests started, for round-robin. */
@@ -54,6 +57,7 @@ export class RouterState {
 
   constructor(idleTtlMs: number) {
     this.leases = new LeaseTable(() => this.changed());
+    this.concurrency = new ConcurrencyTable(() => this.changed());
     this.affinity = new SessionAffinityStore(idleTtlMs);
   }
 
@@ -93,6 +97,7 @@ export class RouterState {
     this.cooldowns.delete(account);
     this.needsSignIn.delete(account);
     this.affinity.forgetAccount(account);
+    this.concurrency.forget(account);
     this.changed();
   }
 
