@@ -45,6 +45,8 @@ class FakeUpstreamServer implements FakeUpstream, SimHost {
   private readonly reqIds = new IdSequence('req_sim_');
   private readonly clock: () => number;
   private offsetMs = 0;
+  /** Recorded requests so far (control requests excluded). */
+  private arrivals = 0;
   private closing: Promise<void> | null = null;
   readonly sseDeltaCount: number;
   readonly sseIntervalMs: number;
@@ -216,7 +218,8 @@ class FakeUpstreamServer implements FakeUpstream, SimHost {
       ? null
       : { at: this.now(), method: req.method ?? 'GET', path: url, account: null, status: 0, headers: flattenHeaders(req.headers), bodyBytes: 0, bodySha256: '', sessionId: null };
     if (record) this.pushRecord(record);
-    const ex = new Exchange(req, res, record, this.reqIds.next(), () => this.now());
+    if (record) record.seq = ++this.arrivals;
+    const ex = new Exchange(req, res, record, this.reqIds.next(), () => this.arrivals);
     this.route(ex, path).catch((err: unknown) => {
       if (!res.headersSent && !ex.gone) ex.error(500, 'api_error', `sim internal error: ${err instanceof Error ? err.message : String(err)}`);
       else res.destroy();

@@ -50,8 +50,8 @@ export class Exchange {
     readonly record: SimRequestRecord | null,
     /** Value for the `request-id` header. */
     readonly requestId: string,
-    /** The sim's clock, epoch ms: when the head was sent goes into the record. */
-    private readonly clock: () => number = Date.now,
+    /** How many recorded requests have arrived so far: noted in the record when the head is sent. */
+    private readonly arrivals: () => number = () => 0,
   ) {}
 
   /** True once the client is gone or the response is over. */
@@ -63,7 +63,7 @@ export class Exchange {
   head(status: number, headers: Record<string, string | number>, reason?: string): void {
     if (this.record) {
       this.record.status = status;
-      this.record.answeredAt = this.clock();
+      this.record.answeredAfter = this.arrivals();
     }
     if (this.gone || this.res.headersSent) return;
     const h = { 'request-id': this.requestId, ...headers };

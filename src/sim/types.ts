@@ -152,8 +152,10 @@ export interface SimRequestRecord {
   usage?: SimUsage;
   /** /v1/messages: the account's Messages requests in flight when it arrived, itself included. */
   inflight?: number;
-  /** When the response head was sent, epoch ms by the injected clock. */
-  answeredAt?: number;
+  /** Its place in the order the recorded requests arrived, from 1. */
+  seq?: number;
+  /** How many recorded requests had arrived when its response head was sent (the `seq` of the last of them). */
+  answeredAfter?: number;
 }
 
 /** A model-scoped window as seen through {@link FakeUpstream.account}. */

@@ -14,6 +14,8 @@ export interface Ramp {
   window: number;
   /** Requests admitted under the ramp whose answer has not been committed yet. */
   pending: number;
+  /** When it started, epoch ms. */
+  readonly startedAtMs: number;
 }
 
 /** What a request admitted onto an account with admission state counts against it until its answer is committed or its attempt ends. */
@@ -96,11 +98,11 @@ export class ConcurrencyTable {
     if (a?.learned !== undefined) this.setLearned(a, limitAfterSuccess(a.learned, inflightAtSend));
   }
 
-  /** Starts `label`'s ramp at one request (a running ramp is kept). */
-  startRamp(label: string): Ramp {
+  /** Starts `label`'s ramp at one request, at `now` (epoch ms); a running ramp is kept. */
+  startRamp(label: string, now: number): Ramp {
     const a = this.entry(label);
     if (!a.ramp) {
-      a.ramp = { window: 1, pending: 0 };
+      a.ramp = { window: 1, pending: 0, startedAtMs: now };
       this.onChange();
     }
     return a.ramp;
