@@ -10,6 +10,8 @@ import { accounts, callRouter, eventually, messagesBody, routerStatus, startHarn
 
 const STREAM = messagesBody({ stream: true });
 const SESSIONS = Array.from({ length: 20 }, (_, i) => `herd-${i}`);
+/** Each answer of the account a herd moves to takes this long to start, ms: long enough for a whole herd to arrive if nothing held it back. */
+const FIRST_BYTE_MS = 150;
 
 function callAll(h: Harness, sessions: readonly string[]): Promise<CallResult[]> {
   return Promise.all(sessions.map((session) => callRouter(h, { session, body: STREAM })));
@@ -47,6 +49,7 @@ describe('herds', function () {
     h = await startHarness(accounts('a', 'b'), { routing: { sessionAffinity: true }, sim: { sseIntervalMs: 20 } });
     for (const r of await callAll(h, SESSIONS)) assert.equal(r.headers['x-claude-router-account'], 'a');
     h.sim.injectFault('a', { kind: 'exhaust', window: '5h', resetInMs: 3_600_000 });
+    h.sim.injectFault('b', { kind: 'slow_first_byte', delayMs: FIRST_BYTE_MS }, SESSIONS.length);
     const since = h.sim.requests.length;
 
     const results = await callAll(h, SESSIONS);
@@ -64,6 +67,7 @@ describe('herds', function () {
     for (const r of await callAll(h, SESSIONS)) assert.equal(r.headers['x-claude-router-account'], 'a');
     h.sim.injectFault('a', { kind: 'exhaust', window: '5h', resetInMs: 3_600_000 });
     h.sim.injectFault('b', { kind: 'exhaust', window: '7d', resetInMs: 3_600_000 });
+    h.sim.injectFault('c', { kind: 'slow_first_byte', delayMs: FIRST_BYTE_MS }, SESSIONS.length);
     const since = h.sim.requests.length;
 
     const results = await callAll(h, SESSIONS);
@@ -81,6 +85,7 @@ describe('herds', function () {
     h.sim.injectFault('a', { kind: 'exhaust', window: '5h', resetInMs: 1_500 });
     assert.equal((await callRouter(h, { body: STREAM })).status, 429);
     await eventually(async () => (await routerStatus(h!)).accounts[0].usable === true, 5_000, 'the cooldown to end');
+    h.sim.injectFault('a', { kind: 'slow_first_byte', delayMs: FIRST_BYTE_MS }, 10);
     const since = h.sim.requests.length;
 
     const results = await callAll(h, SESSIONS.slice(0, 10));
