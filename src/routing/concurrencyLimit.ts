@@ -1,8 +1,8 @@
 /**
  * The concurrency limit the router learns for an account from its concurrency throttles (429s
  * whose headers say `allowed` and that carry no `retry-after`, docs/anthropic-api.md#kinds-of-429):
- * cut on a throttle, raised again slowly on successes, forgotten once it has grown past every
- * throttle of its episode or after a quiet spell. Pure: the time is an argument; the proxy keeps
+ * cut on a throttle, raised again slowly on successes, forgotten once it has grown past its last
+ * throttle or after a quiet spell. Pure: the time is an argument; the proxy keeps
  * one {@link LearnedLimit} per account (src/proxy/state/concurrency.ts).
  * Authority: docs/routing.md#concurrency-limits.
  */
@@ -23,7 +23,7 @@ export interface LearnedLimit {
   readonly limit: number;
   /** Successes sent with the limit in full use since the last change, toward the next raise (< `limit`). */
   readonly credit: number;
-  /** The highest in-flight count any throttle of this episode was sent with: a limit grown past it is forgotten. */
+  /** The in-flight count the throttle that set the limit was sent with: a limit grown past it is forgotten. */
   readonly throttledAt: number;
   /** The last throttle, epoch ms. */
   readonly lastThrottleAtMs: number;
@@ -35,22 +35,24 @@ export interface LearnedLimit {
  * The limit after a concurrency throttle of a request that was sent while `inflightAtSend`
  * requests (itself included) were in flight on the account, at `nowMs`:
  *
- * - the limit becomes one below `inflightAtSend` (at least 1), unless it is already lower. The
- *   throttle is direct evidence that that many at once were too many, so there is no blind halving;
- *   and the many throttles of one over-full moment cut the limit once, not once each;
- * - a throttle at one in flight (a rate throttle: the limit cannot go lower) pauses new requests to
- *   the account for {@link RATE_THROTTLE_PAUSE_MS};
- * - a cut restarts the success count.
+ * - a throttle sent within the limit (`inflightAtSend ≤ limit`, or with no limit yet) sets the
+ *   limit to one below `inflightAtSend` (at least 1): the throttle is direct evidence that that
+ *   many at once were too many, so there is no blind halving. It restarts the success count and
+ *   becomes the episode's `throttledAt`;
+ * - a throttle sent above the limit was sent before the limit was cut (stale): it changes nothing,
+ *   so the many throttles of one over-full moment cut the limit once, not once each;
+ * - a throttle at one in flight (a rate throttle: the limit cannot go lower) also pauses new
+ *   requests to the account for {@link RATE_THROTTLE_PAUSE_MS}.
  */
 export function limitAfterThrottle(current: LearnedLimit | undefined, inflightAtSend: number, nowMs: number): LearnedLimit {
   const sent = Math.max(1, Math.floor(inflightAtSend));
-  const limit = Math.min(current?.limit ?? Infinity, Math.max(1, sent - 1));
+  if (current !== undefined && sent > current.limit) return current;
   return {
-    limit,
-    credit: current !== undefined && limit === current.limit ? current.credit : 0,
-    throttledAt: Math.max(current?.throttledAt ?? 0, sent),
+    limit: Math.max(1, sent - 1),
+    credit: 0,
+    throttledAt: sent,
     lastThrottleAtMs: nowMs,
-    pausedUntilMs: sent <= 1 ? nowMs + RATE_THROTTLE_PAUSE_MS : (current?.pausedUntilMs ?? 0),
+    pausedUntilMs: sent <= 1 ? nowMs + RATE_THROTTLE_PAUSE_MS : 0,
   };
 }
 
@@ -59,8 +61,9 @@ export function limitAfterThrottle(current: LearnedLimit | undefined, inflightAt
  * requests (itself included) were in flight. Only a success with the limit in full use
  * (`inflightAtSend ≥ limit`) counts: one below it proves nothing about the limit. After `limit`
  * such successes the limit rises by one (additive increase: one step per window of answers, so a
- * fixed upstream limit costs one probing throttle per step); a limit that rises past `throttledAt`
- * is forgotten (undefined): the account serves more at once than any throttle of the episode saw.
+ * fixed upstream limit costs one probing throttle per `limit` successes); a limit that rises past
+ * `throttledAt` is forgotten (undefined): the account serves more at once than its last throttle
+ * allowed.
  */
 export function limitAfterSuccess(current: LearnedLimit, inflightAtSend: number): LearnedLimit | undefined {
   if (inflightAtSend < current.limit) return current;
