@@ -160,7 +160,7 @@ export async function waitForRoom(ctx: RequestContext, account: PlanAccount, att
   return end === 'client_gone' ? 'gone' : 'again';
 }
 
-/** Requests `label` can take now beyond those in flight (its cap, learned limit and ramp; a pause leaves none). Infinity without any. */
+/** Requests `label` can take now beyond those in flight (its cap, learned limit and ramp; a pause leaves none), by `policy` at `now` (epoch ms). Infinity without any. */
 function roomOn(s: RouterServices, policy: RoutingPolicy, label: string, now: number): number {
   const inflight = s.state.leases.inflight(label);
   const cap = policy.maxInflightPerAccount;
@@ -170,7 +170,8 @@ function roomOn(s: RouterServices, policy: RoutingPolicy, label: string, now: nu
   if (!entry) return room;
   const learned = t.limit(label, now);
   if (learned) room = learned.pausedUntilMs > now ? 0 : Math.min(room, learned.limit - inflight);
-  if (entry.ramp) room = Math.min(room, entry.ramp.window - entry.ramp.pending);
+  // Switching `admission-ramp` off lets a running ramp's waiters go at once.
+  if (entry.ramp && policy.admissionRamp) room = Math.min(room, entry.ramp.window - entry.ramp.pending);
   return room;
 }
 
