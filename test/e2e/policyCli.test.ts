@@ -83,6 +83,8 @@ describe('routing policies through the built CLI', function () {
         '  inflight-penalty-pct: 5',
         '  prefer-earlier-reset: true',
         '  max-waiting-requests: 12',
+        '  queue-wait-max-ms: 30000',
+        '  admission-ramp: false',
       ].join('\n'),
     );
     const st = await status();
@@ -113,6 +115,8 @@ describe('routing policies through the built CLI', function () {
         inflightPenaltyPct: 5,
         preferEarlierReset: true,
         maxWaitingRequests: 12,
+        queueWaitMaxMs: 30000,
+        admissionRamp: false,
       },
     );
     assert.equal(st.config.sources['spill-inflight'], file);
