@@ -123,11 +123,7 @@ describe('concurrency throttles and the per-account cap', function () {
       assert.match(r.headers['retry-after'] ?? '', /^[1-9]\d*$/, 'an honest retry-after');
       assert.equal(JSON.parse(r.text).error.type, 'rate_limit_error');
     }
-    assert.deepEqual(
-      statuses.slice(0, 3),
-      [429, 429, 429],
-      'the ones beyond the bound are answered before any served one ends',
-    );
+    assert.deepEqual(statuses.slice(0, 3), [429, 429, 429], 'the ones beyond the bound are answered before any served one ends');
     assert.ok(h.sim.account('a').maxInflight <= 2, 'the cap held');
     const st = await routerStatus(h);
     assert.deepEqual(st.waiting, { requests: 0, bodyBytes: 0 }, 'nothing is left waiting');

@@ -29,7 +29,11 @@ describe('routing/concurrencyLimit', () => {
 
   it('rises by one after `limit` successes with the limit in full use; successes below it prove nothing', () => {
     const l = limitAfterThrottle(undefined, 4, NOW); // limit 3
-    assert.deepEqual(succeed(l, 10, () => 2), l, 'below the limit');
+    assert.deepEqual(
+      succeed(l, 10, () => 2),
+      l,
+      'below the limit',
+    );
     assert.equal(succeed(l, 2, (x) => x.limit)?.limit, 3);
     assert.equal(succeed(l, 3, (x) => x.limit)?.limit, 4);
   });
@@ -37,7 +41,10 @@ describe('routing/concurrencyLimit', () => {
   it('is forgotten once it has risen past the in-flight count of its last throttle', () => {
     const l = limitAfterThrottle(undefined, 4, NOW); // limit 3, throttled at 4
     assert.equal(succeed(l, 3 + 3, (x) => x.limit)?.limit, 4);
-    assert.equal(succeed(l, 3 + 4, (x) => x.limit), undefined);
+    assert.equal(
+      succeed(l, 3 + 4, (x) => x.limit),
+      undefined,
+    );
   });
 
   it('a probe throttled at the raised limit brings it back down, so a fixed upstream limit holds', () => {
