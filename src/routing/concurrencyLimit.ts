@@ -23,7 +23,10 @@ export interface LearnedLimit {
   readonly limit: number;
   /** Successes sent with the limit in full use since the last change, toward the next raise (< `limit`). */
   readonly credit: number;
-  /** The in-flight count the throttle that set the limit was sent with: a limit grown past it is forgotten. */
+  /**
+   * The in-flight count when the throttle that set the limit came back (itself included): the
+   * account refused a request while that many ran. A limit grown past it is forgotten.
+   */
   readonly throttledAt: number;
   /** The last throttle, epoch ms. */
   readonly lastThrottleAtMs: number;
@@ -33,24 +36,27 @@ export interface LearnedLimit {
 
 /**
  * The limit after a concurrency throttle of a request that was sent while `inflightAtSend`
- * requests (itself included) were in flight on the account, at `nowMs`:
+ * requests (itself included) were in flight on the account and came back while
+ * `inflightAtAnswer` were, at `nowMs`:
  *
  * - a throttle sent within the limit (`inflightAtSend ≤ limit`, or with no limit yet) sets the
  *   limit to one below `inflightAtSend` (at least 1): the throttle is direct evidence that that
- *   many at once were too many, so there is no blind halving. It restarts the success count and
- *   becomes the episode's `throttledAt`;
+ *   many at once were too many, so there is no blind halving. It restarts the success count, and
+ *   `inflightAtAnswer` becomes `throttledAt` (requests sent together reach the upstream in any
+ *   order, so the count at sending can be lower than the one the upstream refused; the count at
+ *   the answer is the most it can have been);
  * - a throttle sent above the limit was sent before the limit was cut (stale): it changes nothing,
  *   so the many throttles of one over-full moment cut the limit once, not once each;
  * - a throttle at one in flight (a rate throttle: the limit cannot go lower) also pauses new
  *   requests to the account for {@link RATE_THROTTLE_PAUSE_MS}.
  */
-export function limitAfterThrottle(current: LearnedLimit | undefined, inflightAtSend: number, nowMs: number): LearnedLimit {
+export function limitAfterThrottle(current: LearnedLimit | undefined, inflightAtSend: number, inflightAtAnswer: number, nowMs: number): LearnedLimit {
   const sent = Math.max(1, Math.floor(inflightAtSend));
   if (current !== undefined && sent > current.limit) return current;
   return {
     limit: Math.max(1, sent - 1),
     credit: 0,
-    throttledAt: sent,
+    throttledAt: Math.max(sent, Math.floor(inflightAtAnswer)),
     lastThrottleAtMs: nowMs,
     pausedUntilMs: sent <= 1 ? nowMs + RATE_THROTTLE_PAUSE_MS : 0,
   };
@@ -62,8 +68,8 @@ export function limitAfterThrottle(current: LearnedLimit | undefined, inflightAt
  * (`inflightAtSend ≥ limit`) counts: one below it proves nothing about the limit. After `limit`
  * such successes the limit rises by one (additive increase: one step per window of answers, so a
  * fixed upstream limit costs one probing throttle per `limit` successes); a limit that rises past
- * `throttledAt` is forgotten (undefined): the account serves more at once than its last throttle
- * allowed.
+ * `throttledAt` is forgotten (undefined): the account serves more at once than were running when
+ * it last refused one.
  */
 export function limitAfterSuccess(current: LearnedLimit, inflightAtSend: number): LearnedLimit | undefined {
   if (inflightAtSend < current.limit) return current;

@@ -116,7 +116,8 @@ export function settle(ctx: RequestContext, account: PlanAccount, rotated: boole
   const last = attempts[attempts.length - 1];
   if (last?.account === account.id && last.result === CONCURRENCY_THROTTLE) {
     const before = t.get(account.id)?.learned?.limit;
-    const learned = t.throttled(account.id, sentInflight, s.now());
+    // Its lease is already released: the count at its answer is the others plus itself.
+    const learned = t.throttled(account.id, sentInflight, s.state.leases.inflight(account.id) + 1, s.now());
     if (learned.limit !== before) s.log.info(`concurrency ${account.id}: throttled with ${sentInflight} in flight; at most ${learned.limit} at once from now`);
     wake(s, policy, account.id);
     return true;

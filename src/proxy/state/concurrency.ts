@@ -84,10 +84,10 @@ export class ConcurrencyTable {
     return live;
   }
 
-  /** A concurrency throttle of a request sent with `inflightAtSend` in flight (itself included), at `now` (epoch ms). */
-  throttled(label: string, inflightAtSend: number, now: number): LearnedLimit {
+  /** A concurrency throttle of a request sent with `inflightAtSend` in flight and answered with `inflightAtAnswer` (itself included in both), at `now` (epoch ms). */
+  throttled(label: string, inflightAtSend: number, inflightAtAnswer: number, now: number): LearnedLimit {
     const a = this.entry(label);
-    const next = limitAfterThrottle(this.limit(label, now), inflightAtSend, now);
+    const next = limitAfterThrottle(this.limit(label, now), inflightAtSend, inflightAtAnswer, now);
     this.setLearned(a, next);
     return next;
   }
