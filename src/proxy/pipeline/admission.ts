@@ -91,6 +91,17 @@ export function committed(ctx: RequestContext): void {
 }
 
 /**
+ * Called as the lease of an attempt is released, on every path: a request whose answer was not
+ * committed no longer counts against the account's ramp.
+ */
+export function released(ctx: RequestContext): void {
+  const ticket = ctx.admission;
+  if (ticket === undefined) return;
+  ctx.admission = undefined;
+  if (ticket.ramp) ticket.ramp.pending--;
+}
+
+/**
  * What one finished attempt on `account` (its lease released) means for admission: a concurrency
  * throttle cuts the account's learned limit; an account left unusable starts a herd window and
  * sends its waiters elsewhere; any released lease wakes waiters for the room it leaves.
@@ -102,12 +113,6 @@ export function committed(ctx: RequestContext): void {
 export function settle(ctx: RequestContext, account: PlanAccount, rotated: boolean, attempts: readonly AttemptRecord[], sentInflight: number): boolean {
   const s = ctx.services;
   const t = s.state.concurrency;
-  const ticket = ctx.admission;
-  if (ticket !== undefined) {
-    // Ended without a committed answer: it no longer counts against the ramp.
-    ctx.admission = undefined;
-    if (ticket.ramp) ticket.ramp.pending--;
-  }
   const policy = ctx.generation.config.policy;
   if (!rotated) {
     if (!t.quiet) wake(s, policy, account.id);

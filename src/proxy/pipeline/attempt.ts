@@ -16,7 +16,7 @@ import type { AttemptRecord, DecisionOutcome } from '../../routing/decision';
 import type { PlanAccount } from '../../routing/plan';
 import type { HeldAnswer } from '../relay/clientAnswer';
 import { ClientLink } from '../upstream/call';
-import { admitted, hasRoom, settle, waitForRoom } from './admission';
+import { admitted, hasRoom, released, settle, waitForRoom } from './admission';
 import type { AttemptOutcome, RequestContext } from './context';
 import { usableNow } from './eligibility';
 import { tryAccount, type AttemptStep } from './tryAccount';
@@ -82,7 +82,10 @@ export async function attempt(ctx: RequestContext): Promise<void> {
         try {
           step = await tryAccount(ctx, account, attempts, attempted);
         } finally {
-          lease?.release();
+          if (lease) {
+            lease.release();
+            released(ctx);
+          }
         }
         const throttled = lease !== undefined && settle(ctx, account, step.next === 'rotate', attempts, sent);
         if (throttled && step.next === 'rotate' && ++concurrencyThrottles <= MAX_CONCURRENCY_THROTTLES) {
@@ -126,7 +129,8 @@ export async function attempt(ctx: RequestContext): Promise<void> {
       // No wait possible: one last pass, where a fallback account may serve.
       if (wait === 'refused') waitRefused = true;
     }
-    ctx.outcome = outcome ?? nothingServed(ctx, held, full !== undefined, attempts);
+    // An account only lacked room, and the request could not wait for it: the router's own throttle.
+    ctx.outcome = outcome ?? nothingServed(ctx, held, waitRefused && full !== undefined, attempts);
   } finally {
     res.off('close', onClose);
     // No call follows: the body's bytes and its share of the memory budget go now.
