@@ -4,6 +4,8 @@
  * spilled or queued, never refused while an account can serve, and no account is benched.
  */
 import { strict as assert } from 'node:assert';
+import type { StatusReport } from '../../src/proxy/status/status';
+import { accountTooltip } from '../../src/proxy/status/tooltips';
 import { accounts, callRouter, eventually, messagesBody, routerStatus, startHarness, type CallResult, type Harness } from '../support/routerHarness';
 
 const STREAM = messagesBody({ stream: true });
@@ -73,7 +75,9 @@ describe('concurrency throttles and the per-account cap', function () {
       ['a'],
       'the session stays bound to its account',
     );
-    assert.equal(typeof st.accounts.find((a: { label: string }) => a.label === 'a').concurrencyLimit, 'number', '/status shows the learned limit');
+    const a = (st as StatusReport).accounts.find((x) => x.label === 'a')!;
+    assert.equal(typeof a.concurrencyLimit, 'number', '/status shows the learned limit');
+    assert.match(accountTooltip(a, st, Date.now()), new RegExp(`concurrency: at most ${a.concurrencyLimit} at once \\(learned from its throttles\\)`));
     const decisions = await decisionsOf(h, 9);
     assert.ok(!decisions.some((d) => d.outcome === 'no_usable_account'));
   });
@@ -127,5 +131,29 @@ describe('concurrency throttles and the per-account cap', function () {
     assert.ok(h.sim.account('a').maxInflight <= 2, 'the cap held');
     const st = await routerStatus(h);
     assert.deepEqual(st.waiting, { requests: 0, bodyBytes: 0 }, 'nothing is left waiting');
+  });
+
+  it('answers a request that waited queue-wait-max-ms for room 429 with retry-after, before the request holding the room ends; its decision shows the wait', async () => {
+    h = await startHarness(accounts('a'), { routing: { maxInflightPerAccount: 1, queueWaitMaxMs: 200 }, sim: { sseIntervalMs: 150 } });
+    const order: CallResult[] = [];
+    await Promise.all(
+      ['first', 'second'].map((session) =>
+        callRouter(h!, { session, body: STREAM }).then((r) => {
+          order.push(r);
+        }),
+      ),
+    );
+    assert.deepEqual(
+      order.map((r) => r.status),
+      [429, 200],
+    );
+    assert.match(order[0].headers['retry-after'] ?? '', /^[1-9]\d*$/);
+    const decisions = await decisionsOf(h, 2);
+    const waited = decisions.find((d) => d.status === 429)!;
+    assert.deepEqual(
+      waited.attempts.map((x) => [x.account, x.result]),
+      [['a', 'queued']],
+    );
+    assert.ok(waited.attempts[0].ms >= 150, `it waited (${waited.attempts[0].ms} ms)`);
   });
 });
