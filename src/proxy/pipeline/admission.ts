@@ -11,6 +11,7 @@
 import type { AttemptRecord } from '../../routing/decision';
 import type { PlanAccount } from '../../routing/plan';
 import type { RoutingPolicy } from '../../routing/policy';
+import { rampWindow } from '../state/concurrency';
 import { waitingLimits } from '../state/waitingRoom';
 import type { RequestContext, RouterServices } from './context';
 import { usableNow } from './eligibility';
@@ -85,7 +86,7 @@ export function committed(ctx: RequestContext): void {
   if (ramp && entry?.ramp === ramp) {
     // A herd that trickles in keeps its ramp: it ends when big enough, or when quiet after the herd window.
     const quiet = s.waitingRoom.waiting(entry.queue) === 0 && s.now() - ramp.startedAtMs >= HERD_WINDOW_MS;
-    if (ramp.window >= RAMP_DONE_WINDOW || quiet) t.endRamp(ticket.account);
+    if (rampWindow(ramp, s.now()) >= RAMP_DONE_WINDOW || quiet) t.endRamp(ticket.account);
   }
   tidy(s, ticket.account);
 }
@@ -177,7 +178,11 @@ function roomOn(s: RouterServices, policy: RoutingPolicy, label: string, now: nu
   const learned = t.limit(label, now);
   if (learned) room = learned.pausedUntilMs > now ? 0 : Math.min(room, learned.limit - inflight);
   // Switching `admission-ramp` off lets a running ramp's waiters go at once.
-  if (entry.ramp && policy.admissionRamp) room = Math.min(room, entry.ramp.window - entry.ramp.pending);
+  if (entry.ramp && policy.admissionRamp) {
+    const window = rampWindow(entry.ramp, now);
+    if (window >= RAMP_DONE_WINDOW) t.endRamp(label);
+    else room = Math.min(room, window - entry.ramp.pending);
+  }
   return room;
 }
 

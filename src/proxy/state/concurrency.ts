@@ -10,12 +10,21 @@ import { limitAfterSuccess, limitAfterThrottle, liveLimit, type LearnedLimit } f
 
 /** An account's slow-start ramp: counts of requests. */
 export interface Ramp {
-  /** Requests admitted under the ramp that may await their first answer at once (starts at 1, +1 per answer committed). */
+  /** Requests admitted under the ramp that may await their first answer at once (starts at 1, +1 per answer committed; see {@link rampWindow} for its growth with time). */
   window: number;
   /** Requests admitted under the ramp whose answer has not been committed yet. */
   pending: number;
   /** When it started, epoch ms. */
   readonly startedAtMs: number;
+}
+
+/** A ramp's window doubles at least this often, ms, answers or not: a slow first answer (a token refresh, a slow upstream) holds a herd for seconds, not until the wait bound. */
+export const RAMP_DOUBLING_MS = 1_000;
+
+/** `ramp`'s window at `now` (epoch ms): grown by its committed answers, and doubled every {@link RAMP_DOUBLING_MS} since it started. */
+export function rampWindow(ramp: Ramp, now: number): number {
+  const doublings = Math.floor((now - ramp.startedAtMs) / RAMP_DOUBLING_MS);
+  return Math.max(ramp.window, doublings >= 30 ? Infinity : 2 ** doublings);
 }
 
 /** What a request admitted onto an account with admission state counts against it until its answer is committed or its attempt ends. */

@@ -9,7 +9,7 @@ import type { FilterVerdict } from '../../routing/planner/verdict';
 import type { RoutingPolicy } from '../../routing/policy';
 import type { QuotaWindow } from '../../quota/types';
 import type { ConfigStatus, RuntimeConfig } from '../runtimeConfig';
-import { admissionQueue } from '../state/concurrency';
+import { admissionQueue, rampWindow } from '../state/concurrency';
 import type { RouterCounters, RouterState } from '../state/routerState';
 
 /** One window as reported: utilisation as a fraction, reset as ISO-8601. */
@@ -151,6 +151,12 @@ function eligibilityOf(label: string, enabled: boolean, preview: PreviewReport):
   return preview.verdicts.find((x) => x.account === label)?.filter ?? null;
 }
 
+/** `label`'s ramp window at `now` (epoch ms), or null when it is not ramping. */
+function rampOf(state: RouterState, label: string, now: number): number | null {
+  const ramp = state.concurrency.get(label)?.ramp;
+  return ramp ? rampWindow(ramp, now) : null;
+}
+
 export function buildStatus(input: StatusInput): StatusReport {
   const { config, state, metrics, now } = input;
   const live = state.affinity.live(now);
@@ -178,7 +184,7 @@ export function buildStatus(input: StatusInput): StatusReport {
       unusableReason: !a.enabled ? 'disabled' : (m.unusableReason ?? null),
       inflight: state.leases.inflight(a.label),
       concurrencyLimit: state.concurrency.limit(a.label, now)?.limit ?? null,
-      rampWindow: state.concurrency.get(a.label)?.ramp?.window ?? null,
+      rampWindow: rampOf(state, a.label, now),
       queued: input.queued?.(admissionQueue(a.label)) ?? 0,
       coolingUntil: iso(cooling?.untilMs),
       coolingReason: cooling?.reason ?? null,
