@@ -60,12 +60,13 @@ export async function attempt(ctx: RequestContext): Promise<void> {
   let waitRefused = false;
   let concurrencyThrottles = 0;
   try {
-    passes: for (;;) {
+    // One round per pass over the plan: when no usable account had room, the request waits for room (admission.ts) and goes round again.
+    rounds: for (;;) {
       full = undefined;
       for (const account of ctx.plan.order) {
         if (client.gone) {
           outcome = unserved('client_abort', 499, attempts);
-          break passes;
+          break rounds;
         }
         if (attempted.has(account.id) || !usableNow(ctx, account.id)) continue;
         if (forMessages && !hasRoom(ctx, account)) {
@@ -74,7 +75,7 @@ export async function attempt(ctx: RequestContext): Promise<void> {
         }
         // A subscription account only short of room is waited for before a pay-as-you-go account serves.
         if (account.fallback && full && !waitRefused) break;
-        if (!forMessages && attempted.size >= MAX_ACCOUNTS_OUTSIDE_MESSAGES) break passes;
+        if (!forMessages && attempted.size >= MAX_ACCOUNTS_OUTSIDE_MESSAGES) break rounds;
         attempted.add(account.id);
         const lease = forMessages && !account.fallback ? s.state.leases.acquire(account.id) : undefined;
         const sent = lease ? admitted(ctx, account) : 0;
@@ -97,24 +98,24 @@ export async function attempt(ctx: RequestContext): Promise<void> {
         }
         if (step.next === 'served') {
           outcome = { outcome: step.outcome, cappedOut: false, status: step.status, servedBy: account, attempts, usage: step.usage, streamed: step.streamed, held: undefined };
-          break passes;
+          break rounds;
         }
         if (step.next === 'abort') {
           outcome = unserved('client_abort', 499, attempts);
-          break passes;
+          break rounds;
         }
         if (step.next === 'return') {
           held = step.held;
-          break passes;
+          break rounds;
         }
         held = step.held ?? held;
         const last = attempts[attempts.length - 1];
         if (last?.result === 'request_scoped') {
-          if (requestScopedRotated) break passes;
+          if (requestScopedRotated) break rounds;
           requestScopedRotated = true;
         }
         if (last && TRANSIENT_RESULTS.has(last.result)) {
-          if (serverErrorRotations >= MAX_SERVER_ERROR_ROTATIONS) break passes;
+          if (serverErrorRotations >= MAX_SERVER_ERROR_ROTATIONS) break rounds;
           serverErrorRotations++;
         }
         s.state.countFailover();
