@@ -9,7 +9,7 @@ import { fetchFromRouter } from '../proxy/http/identity';
 import { configFromArgs, UsageError } from './args';
 import { stateDirOf } from './runtime';
 import { readClientKey, runningProxyUrl } from './stateDir';
-import { eligibilityText, timeUntil } from '../proxy/status/statusView';
+import { concurrencyText, eligibilityText, timeUntil } from '../proxy/status/statusView';
 import { formatDuration } from '../quota/duration';
 
 const pct = (f: number | null) => (f === null ? '   ?' : `${Math.round(f * 100)}%`.padStart(4));
@@ -25,6 +25,7 @@ export function formatStatusTable(s: StatusReport, now = Date.now()): string {
       a.fallback ? 'fallback' : '',
       a.coolingUntil ? `${a.coolingReason} ${timeUntil(a.coolingUntil, now)}` : '',
       a.evidence.freshness !== 'fresh' ? `quota ${a.evidence.freshness}` : '',
+      concurrencyText(a),
     ]
       .filter(Boolean)
       .join(', ');

@@ -17,7 +17,7 @@ import type { RequestContext, RouterServices } from './context';
 import { usableNow } from './eligibility';
 
 /** After an account that carried traffic becomes unusable, idle accounts ramp up what they take for this long: 10 s, in ms (the herd of its sessions arrives within it). */
-export const HERD_WINDOW_MS = 10_000;
+const HERD_WINDOW_MS = 10_000;
 /** A ramp that lets this many await their first answer at once has done its work and ends. */
 const RAMP_DONE_WINDOW = 32;
 /** A waiting request looks again at least this often, ms: room can also appear without a lease being released (a pause or cooldown ends, a reload). */
@@ -65,9 +65,8 @@ export function admitted(ctx: RequestContext, account: PlanAccount): number {
 
 /**
  * Called when an answer is committed to the client: the account has taken the request. Its ramp
- * grows by one (so it doubles per round of answers) and ends at {@link RAMP_DONE_WINDOW}, or once
- * nobody waits for it after the herd window; its learned limit counts a success; waiters are
- * woken for the room.
+ * grows by one (so it doubles per round of answers) and ends once nobody waits for it, or at
+ * {@link RAMP_DONE_WINDOW}; its learned limit counts a success; waiters are woken for the room.
  */
 export function committed(ctx: RequestContext): void {
   const ticket = ctx.admission;
@@ -83,11 +82,7 @@ export function committed(ctx: RequestContext): void {
   }
   wake(s, ctx.generation.config.policy, ticket.account);
   const entry = t.get(ticket.account);
-  if (ramp && entry?.ramp === ramp) {
-    // A herd that trickles in keeps its ramp: it ends when big enough, or when quiet after the herd window.
-    const quiet = s.waitingRoom.waiting(entry.queue) === 0 && s.now() - ramp.startedAtMs >= HERD_WINDOW_MS;
-    if (rampWindow(ramp, s.now()) >= RAMP_DONE_WINDOW || quiet) t.endRamp(ticket.account);
-  }
+  if (ramp && entry?.ramp === ramp && (s.waitingRoom.waiting(entry.queue) === 0 || rampWindow(ramp, s.now()) >= RAMP_DONE_WINDOW)) t.endRamp(ticket.account);
   tidy(s, ticket.account);
 }
 
