@@ -156,4 +156,23 @@ describe('concurrency throttles and the per-account cap', function () {
     );
     assert.ok(waited.attempts[0].ms >= 150, `it waited (${waited.attempts[0].ms} ms)`);
   });
+
+  it('waits for room on a subscription account rather than send the request to a pay-as-you-go fallback account', async () => {
+    const spec = [...accounts('a'), { label: 'payg', accessToken: 'sk-ant-api03-test-payg', apiKey: true }];
+    h = await startHarness(spec, {
+      routing: { maxInflightPerAccount: 1 },
+      configAccounts: [
+        { label: 'a', accessToken: 'sk-ant-oat01-test-a', refreshToken: 'sk-ant-ort01-test-a' },
+        { label: 'payg', apiKey: 'sk-ant-api03-test-payg', fallback: true },
+      ],
+      sim: { sseIntervalMs: 30 },
+    });
+    const results = await burst(h, 3, (i) => `s${i}`);
+    assertAllServed(results);
+    assert.deepEqual(
+      results.map((r) => r.headers['x-claude-router-account']),
+      ['a', 'a', 'a'],
+    );
+    assert.equal(h.sim.requests.filter((q) => q.account === 'payg').length, 0, 'nothing was paid for');
+  });
 });
