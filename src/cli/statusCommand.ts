@@ -7,7 +7,7 @@
 import type { AccountOrigin } from '../accounts/types';
 import type { AccountStatus, StatusReport } from '../proxy/status/status';
 import { getJson, proxyTarget, type ProxyTargetOptions } from './proxyClient';
-import { eligibilityText, timeUntil, whyNow } from '../proxy/status/statusView';
+import { concurrencyText, eligibilityText, timeUntil, whyNow } from '../proxy/status/statusView';
 import { PLAIN, paintFor, type Paint } from './color';
 import { formatDuration } from '../quota/duration';
 
@@ -60,6 +60,7 @@ export function formatStatusTable(s: StatusReport, now = Date.now(), opts: Table
       a.coolingUntil ? `${a.coolingReason} ${timeUntil(a.coolingUntil, now)}` : '',
       a.recheck?.state === 'backing_off' ? `re-check failed, next in ${timeUntil(a.recheck.nextAt, now)}` : a.recheck ? 'reads recovered, re-checking' : '',
       a.evidence.freshness !== 'fresh' ? `quota ${a.evidence.freshness}` : '',
+      concurrencyText(a),
     ]
       .filter(Boolean)
       .join(', ');

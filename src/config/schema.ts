@@ -66,6 +66,8 @@ export const routingSchema = z.strictObject({
     .max(MAX_BUFFERED_BODY_BYTES_LIMIT)
     .optional(),
   maxWaitingRequests: z.number().int().min(0, 'must be 0 (never hold a request) or more').max(10_000).optional(),
+  queueWaitMaxMs: z.number().int().min(0, 'must be 0 (never wait) or more milliseconds').max(600_000, 'must be at most 600000 (10 minutes)').optional(),
+  admissionRamp: z.boolean().optional(),
   relativeAvailabilityTopK: z.number().int().min(1).max(100).optional(),
   relativeAvailabilityPower: z.number().min(0).max(10).optional(),
   singleAccountLabel: z.string().min(1).optional(),

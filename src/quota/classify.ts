@@ -7,7 +7,7 @@
 import { DEFAULT_THROTTLE_MS, WINDOW_EXHAUSTED_FALLBACK_MS } from './constants';
 import { isFamilyKey, modelFamily } from './family';
 import { type HeaderBag, lowerCaseHeaders, parseUnifiedHeaders } from './headers';
-import { isRejectionStatus, normalizeStatus } from './status';
+import { isRejectionStatus, normalizeStatus, showsAllowed } from './status';
 import { parseRetryAfterMs } from './time';
 import type { QuotaSnapshot, ResponseClass } from './types';
 
@@ -109,7 +109,9 @@ function exhaustion(snap: QuotaSnapshot, nowMs: number, model: string | undefine
  * - 429, in this order: body "Extra usage is required" → `entitlement`; a rejected window →
  *   `window_exhausted` / `model_scoped_exhausted` (see the rules on `exhaustion` in this file; a
  *   rejected window wins over `retry-after`); `retry-after` → `throttle` with its duration in ms;
- *   no `anthropic-ratelimit-*` header at all → `request_scoped`; rate-limit headers without a
+ *   unified headers that show the account allowed (`showsAllowed`, ./status.ts) and no
+ *   `retry-after` → `concurrency_throttle` (too many requests at once on the account); no
+ *   `anthropic-ratelimit-*` header at all → `request_scoped`; other rate-limit headers without a
  *   rejection and without `retry-after` → `throttle` of {@link DEFAULT_THROTTLE_MS} (10 s);
  * - 401 → `unauthorized`; 403 → `forbidden`; other 4xx and 3xx → `client_error` (returned);
  * - 5xx → `server_error` (`retryAfterMs` if `retry-after` is given); any other status
@@ -133,6 +135,7 @@ export function classifyResponse(input: ClassifyInput): ResponseClass {
     const exhausted = snap ? exhaustion(snap, nowMs, input.model) : undefined;
     if (exhausted) return exhausted;
     if (retryAfterMs !== undefined) return { kind: 'throttle', retryAfterMs };
+    if (snap && showsAllowed(snap)) return { kind: 'concurrency_throttle' };
     if (![...h.keys()].some((k) => k.startsWith('anthropic-ratelimit-'))) return { kind: 'request_scoped' };
     return { kind: 'throttle', retryAfterMs: DEFAULT_THROTTLE_MS };
   }

@@ -15,7 +15,7 @@ import {
   WINDOW_EXHAUSTED_CEILING_MS,
   WINDOW_EXHAUSTED_FALLBACK_MS,
 } from './constants';
-import { isAllowedStatus, isRejectionStatus, normalizeStatus } from './status';
+import { isRejectionStatus, normalizeStatus, showsAllowed } from './status';
 import type { Cooldown, CooldownReason, QuotaSnapshot, QuotaWindow, ResponseClass } from './types';
 
 /** `ms` clamped to [floor, ceiling]; a non-finite `ms` reads as `fallback`. */
@@ -34,8 +34,10 @@ function clamp(ms: number | undefined, fallback: number, floor: number, ceiling:
  * - `overloaded` → `retryAfterMs` (default 5 s) clamped to [0, 60 s];
  * - `forbidden` → 10 min;
  * - `server_error` → its `retryAfterMs` clamped to [0, 60 s], 2 s without one;
- * - `request_scoped`, `entitlement`, `model_scoped_exhausted`, `unauthorized`, `client_error`,
- *   `success` → undefined (no account-wide cooldown; 401 is handled by a token refresh).
+ * - `request_scoped`, `entitlement`, `model_scoped_exhausted`, `concurrency_throttle`,
+ *   `unauthorized`, `client_error`, `success` → undefined (no account-wide cooldown; 401 is handled
+ *   by a token refresh; a concurrency throttle lowers the account's learned concurrency limit
+ *   instead, docs/routing.md#concurrency-limits).
  */
 export function planCooldown(cls: ResponseClass, nowMs: number): Cooldown | undefined {
   const make = (reason: CooldownReason, durationMs: number): Cooldown => ({
@@ -62,6 +64,7 @@ export function planCooldown(cls: ResponseClass, nowMs: number): Cooldown | unde
     case 'server_error':
       return make('server_error', clamp(cls.retryAfterMs, SERVER_ERROR_COOLDOWN_MS, 0, SERVER_ERROR_CEILING_MS));
     case 'request_scoped':
+    case 'concurrency_throttle':
     case 'entitlement':
     case 'model_scoped_exhausted':
     case 'unauthorized':
@@ -113,10 +116,7 @@ export function cooldownClearedBy(cooldown: Cooldown, snapshot: QuotaSnapshot, s
   if (!CLEARABLE.has(cooldown.reason)) return false;
   if (snapshot.source !== 'headers') return false;
   if (!(snapshot.observedAtMs > cooldown.setAtMs)) return false;
-  const unified = normalizeStatus(snapshot.unifiedStatus);
-  if (unified !== undefined && !isAllowedStatus(unified)) return false;
-  if (isRejectionStatus(snapshot.session?.status) || isRejectionStatus(snapshot.weekly?.status)) return false;
-  return [snapshot.unifiedStatus, snapshot.session?.status, snapshot.weekly?.status].some((s) => isAllowedStatus(s));
+  return showsAllowed(snapshot);
 }
 
 /** Cooldowns that only pause an account for seconds (a throttle, Anthropic's overload, server errors): never a usage window, sign-in or a revoked token. */

@@ -25,3 +25,22 @@ export function isRejectionStatus(s: string | undefined | null): boolean {
   const n = normalizeStatus(s);
   return n === 'rejected' || n === 'throttled';
 }
+
+/** The statuses a snapshot's account-wide verdict is read from. */
+export interface AccountVerdict {
+  unifiedStatus?: string;
+  session?: { status?: string };
+  weekly?: { status?: string };
+}
+
+/**
+ * True when the evidence says the account is allowed: the unified status allowed or absent,
+ * neither the 5h nor the 7d status a rejection, and at least one of the three allowed (evidence
+ * with no status at all proves nothing).
+ */
+export function showsAllowed(v: AccountVerdict): boolean {
+  const unified = normalizeStatus(v.unifiedStatus);
+  if (unified !== undefined && !isAllowedStatus(unified)) return false;
+  if (isRejectionStatus(v.session?.status) || isRejectionStatus(v.weekly?.status)) return false;
+  return isAllowedStatus(v.unifiedStatus) || isAllowedStatus(v.session?.status) || isAllowedStatus(v.weekly?.status);
+}

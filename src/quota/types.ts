@@ -91,6 +91,11 @@ export type ResponseClass =
   | { kind: 'throttle'; retryAfterMs: number }
   /** 429 with neither rate-limit headers nor `retry-after`: not a capacity signal, no cooldown. */
   | { kind: 'request_scoped' }
+  /**
+   * 429 whose rate-limit headers say the account is allowed, with no `retry-after`: too many
+   * requests at once on the account (a concurrency or rate throttle), not a reason to bench it.
+   */
+  | { kind: 'concurrency_throttle' }
   /** "Extra usage is required …": this account cannot serve this request shape; rotate, no cooldown. */
   | { kind: 'entitlement' }
   /** 529 or `overloaded_error`: Anthropic-wide; short pause, rotate. */

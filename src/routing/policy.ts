@@ -59,6 +59,14 @@ export interface RoutingPolicy {
    * across every account; their bodies may take half of `maxBufferedBodyBytes`. 0 = never hold.
    */
   maxWaitingRequests: number;
+  /**
+   * The longest a request waits for room on an account (its `maxInflightPerAccount`, its learned
+   * concurrency limit, its admission ramp) before it is answered 429 with `retry-after`, ms
+   * (0–600 000; 0 = never wait).
+   */
+  queueWaitMaxMs: number;
+  /** Admit requests to an account many move to at once (after a cooldown, or when another became unusable) one, then two, four… as answers succeed. */
+  admissionRamp: boolean;
   /** Quota-based ranking on (false when `CLAUDE_ROUTER_QUOTA_ROUTING=off`). */
   quotaRouting: boolean;
   /** relative-availability: how many of the most available accounts the draw picks from (≥ 1). */
@@ -104,6 +112,8 @@ export const DEFAULT_POLICY: Readonly<RoutingPolicy> = Object.freeze({
   allowOverage: false,
   maxBufferedBodyBytes: 256 * 1024 * 1024,
   maxWaitingRequests: 256,
+  queueWaitMaxMs: 120_000,
+  admissionRamp: true,
   quotaRouting: true,
   relativeAvailabilityTopK: 2,
   relativeAvailabilityPower: 2,

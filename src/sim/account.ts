@@ -2,6 +2,7 @@
  * One fake account's mutable state: windows, prompt cache, fault queue, counters.
  * (Credentials live in the TokenRegistry.)
  */
+import { ConcurrencyGate } from './concurrency';
 import { FaultQueue } from './faults';
 import { simUuid } from './ids';
 import { PromptCache } from './promptCache';
@@ -48,6 +49,8 @@ export class SimAccount {
   readonly cache: PromptCache;
   readonly faults = new FaultQueue();
   readonly throttleWindow = new ThrottleWindow();
+  /** Its Messages requests in flight, and the concurrency limit scripted for it. */
+  readonly concurrency = new ConcurrencyGate();
   served = 0;
   cacheReadTokens = 0;
   cacheCreationTokens = 0;

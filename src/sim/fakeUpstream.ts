@@ -8,6 +8,7 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import { SimAccount } from './account';
+import { validConcurrencyLimit } from './concurrency';
 import { control } from './endpoints/control';
 import { countTokens } from './endpoints/countTokens';
 import type { SimHost } from './endpoints/host';
@@ -44,6 +45,8 @@ class FakeUpstreamServer implements FakeUpstream, SimHost {
   private readonly reqIds = new IdSequence('req_sim_');
   private readonly clock: () => number;
   private offsetMs = 0;
+  /** Recorded requests so far (control requests excluded). */
+  private arrivals = 0;
   private closing: Promise<void> | null = null;
   readonly sseDeltaCount: number;
   readonly sseIntervalMs: number;
@@ -119,6 +122,10 @@ class FakeUpstreamServer implements FakeUpstream, SimHost {
     w.exhaust(this.now(), f.resetInMs, f.perWindowOnly === true);
   }
 
+  setConcurrencyLimit(label: string, limit: number | null): void {
+    this.acct(label).concurrency.limit = validConcurrencyLimit(limit);
+  }
+
   clearFaults(label?: string): void {
     const list = label === undefined ? [...this.accounts.values()] : [this.acct(label)];
     for (const a of list) {
@@ -147,6 +154,9 @@ class FakeUpstreamServer implements FakeUpstream, SimHost {
       cacheCreationTokens: a.cacheCreationTokens,
       refreshCount: this.tokens.refreshCount(label),
       pendingFaults: a.faults.kinds(),
+      inflight: a.concurrency.inflight,
+      maxInflight: a.concurrency.maxInflight,
+      concurrencyLimit: a.concurrency.limit,
     };
   }
 
@@ -210,7 +220,8 @@ class FakeUpstreamServer implements FakeUpstream, SimHost {
       ? null
       : { at: this.now(), method: req.method ?? 'GET', path: url, account: null, status: 0, headers: flattenHeaders(req.headers), bodyBytes: 0, bodySha256: '', sessionId: null };
     if (record) this.pushRecord(record);
-    const ex = new Exchange(req, res, record, this.reqIds.next());
+    if (record) record.seq = ++this.arrivals;
+    const ex = new Exchange(req, res, record, this.reqIds.next(), () => this.arrivals);
     this.route(ex, path).catch((err: unknown) => {
       if (!res.headersSent && !ex.gone) ex.error(500, 'api_error', `sim internal error: ${err instanceof Error ? err.message : String(err)}`);
       else res.destroy();

@@ -50,6 +50,8 @@ export class Exchange {
     readonly record: SimRequestRecord | null,
     /** Value for the `request-id` header. */
     readonly requestId: string,
+    /** How many recorded requests have arrived so far: noted in the record when the head is sent. */
+    private readonly arrivals: () => number = () => 0,
   ) {}
 
   /** True once the client is gone or the response is over. */
@@ -59,7 +61,10 @@ export class Exchange {
 
   /** Send status and headers (adds `request-id`). */
   head(status: number, headers: Record<string, string | number>, reason?: string): void {
-    if (this.record) this.record.status = status;
+    if (this.record) {
+      this.record.status = status;
+      this.record.answeredAfter = this.arrivals();
+    }
     if (this.gone || this.res.headersSent) return;
     const h = { 'request-id': this.requestId, ...headers };
     if (reason) this.res.writeHead(status, reason, h);

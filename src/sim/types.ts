@@ -155,6 +155,12 @@ export interface SimRequestRecord {
   model?: string;
   /** Usage reported in a 200 answer of /v1/messages. */
   usage?: SimUsage;
+  /** /v1/messages: the account's Messages requests in flight when it arrived, itself included. */
+  inflight?: number;
+  /** Its place in the order the recorded requests arrived, from 1. */
+  seq?: number;
+  /** How many recorded requests had arrived when its response head was sent (the `seq` of the last of them). */
+  answeredAfter?: number;
 }
 
 /** A model-scoped window as seen through {@link FakeUpstream.account}. */
@@ -192,6 +198,12 @@ export interface SimAccountState {
   refreshCount: number;
   /** Queued one-shot fault kinds, FIFO. */
   pendingFaults: string[];
+  /** Messages requests being answered now. */
+  inflight: number;
+  /** The most Messages requests ever in flight at once. */
+  maxInflight: number;
+  /** Requests above this many in flight at once are throttled (see {@link FakeUpstream.setConcurrencyLimit}); null: none. */
+  concurrencyLimit: number | null;
 }
 
 /** A running fake upstream. */
@@ -204,6 +216,13 @@ export interface FakeUpstream {
   requests: SimRequestRecord[];
   /** Queue a fault; `count` (default 1) is ignored for the persistent `exhaust` / `throttle_window` / `expire_token`. Throws on an unknown label or invalid fault. */
   injectFault(label: string, fault: SimFault, count?: number): void;
+  /**
+   * Script (or with null lift) a concurrency limit: a Messages request that arrives while more than
+   * `limit` are in flight on the account (itself included) gets a 429 `rate_limit_error` whose
+   * unified headers all say `allowed`, with no `retry-after`. Throws on an unknown label or a limit
+   * that is not a positive integer.
+   */
+  setConcurrencyLimit(label: string, limit: number | null): void;
   /** Drop queued faults and lift fault-made states (exhaust, throttle_window, expire_token) of one account, or of all. */
   clearFaults(label?: string): void;
   /** Snapshot of one account; throws on an unknown label. */

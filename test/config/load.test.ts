@@ -91,6 +91,8 @@ describe('config/load', () => {
       ['session-affinity-idle-ttl-ms', [60_000, 86_400_000], [59_999, 86_400_001, 60_000.5, '60000']],
       ['spill-inflight', [0, 100], [-1, 101, 1.5]],
       ['max-inflight-per-account', [0, 10_000], [-1, 10_001, 2.5]],
+      ['queue-wait-max-ms', [0, 600_000], [-1, 600_001, 1.5, '1000']],
+      ['admission-ramp', [true, false], ['true', 1]],
       ['max-buffered-body-bytes', [33_554_432, 68_719_476_736], [33_554_431, 68_719_476_737, 0, 4e7 + 0.5]],
       ['session-soft-limit', [0.0001, 0.97, 1], [0, -0.1, 1.0001, '0.9']],
       ['session-reset-tolerance-ms', [1, 86_400_000], [0, 86_400_001, 0.5]],

@@ -17,6 +17,8 @@ describe('VS Code settings → routing policy', () => {
       'sessionSoftLimit',
       'sessionResetToleranceMs',
       'allowOverage',
+      'queueWaitMaxMs',
+      'admissionRamp',
     ]) {
       assert.ok(ROUTING_SETTING_KEYS.includes(k as never), k);
     }

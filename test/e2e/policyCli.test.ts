@@ -86,6 +86,8 @@ describe('routing policies through the built CLI', function () {
         '  session-affinity-rebind: on-quota',
         '  session-affinity-blip-wait-ms: 1500',
         '  transient-wait-max-ms: 30000',
+        '  queue-wait-max-ms: 30000',
+        '  admission-ramp: false',
       ].join('\n'),
     );
     const st = await status();
@@ -119,6 +121,8 @@ describe('routing policies through the built CLI', function () {
         sessionAffinityRebind: 'on-quota',
         sessionAffinityBlipWaitMs: 1500,
         transientWaitMaxMs: 30000,
+        queueWaitMaxMs: 30000,
+        admissionRamp: false,
       },
     );
     assert.equal(st.config.sources['spill-inflight'], file);

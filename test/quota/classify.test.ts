@@ -170,11 +170,16 @@ describe('quota/classify classifyResponse', () => {
     assert.deepEqual(classifyResponse({ status: 429, headers: { 'retry-after': 'soon' }, nowMs: NOW }), { kind: 'request_scoped' });
   });
 
-  it('a 429 with allowed rate-limit headers and no retry-after → throttle with the default', () => {
-    assert.deepEqual(classifyResponse({ status: 429, headers: { [`${P}status`]: 'allowed' }, nowMs: NOW }), {
-      kind: 'throttle',
-      retryAfterMs: DEFAULT_THROTTLE_MS,
-    });
+  it('a 429 whose rate-limit headers say allowed, with no retry-after → concurrency_throttle (no cooldown)', () => {
+    for (const headers of [{ [`${P}status`]: 'allowed' }, { [`${P}5h-status`]: 'allowed_warning', [`${P}7d-status`]: 'allowed' }]) {
+      assert.deepEqual(classifyResponse({ status: 429, headers, nowMs: NOW }), { kind: 'concurrency_throttle' }, JSON.stringify(headers));
+    }
+  });
+
+  it('a 429 with rate-limit headers that say nothing allowed, and no retry-after → throttle with the default', () => {
+    for (const headers of [{ [`${P}5h-utilization`]: '0.4' }, { [`${P}status`]: 'unknown_value', [`${P}5h-status`]: 'allowed' }]) {
+      assert.deepEqual(classifyResponse({ status: 429, headers, nowMs: NOW }), { kind: 'throttle', retryAfterMs: DEFAULT_THROTTLE_MS }, JSON.stringify(headers));
+    }
   });
 
   it('an entitlement 429 → entitlement, even with rejected-looking headers', () => {

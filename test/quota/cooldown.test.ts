@@ -56,9 +56,10 @@ describe('quota/cooldown planCooldown', () => {
     assert.equal(planCooldown({ kind: 'server_error', retryAfterMs: 1_000 }, NOW)?.untilMs, NOW + 1_000);
     assert.equal(planCooldown({ kind: 'server_error', retryAfterMs: DAY }, NOW)?.untilMs, NOW + SERVER_ERROR_CEILING_MS);
   });
-  it('no cooldown for request_scoped, entitlement, model_scoped_exhausted, unauthorized, client_error, success', () => {
+  it('no cooldown for request_scoped, concurrency_throttle, entitlement, model_scoped_exhausted, unauthorized, client_error, success', () => {
     const none: ResponseClass[] = [
       { kind: 'request_scoped' },
+      { kind: 'concurrency_throttle' },
       { kind: 'entitlement' },
       { kind: 'model_scoped_exhausted', family: 'sonnet', untilMs: NOW + DAY },
       { kind: 'unauthorized' },

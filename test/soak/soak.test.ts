@@ -1,8 +1,10 @@
 /**
  * Load with faults: hundreds of concurrent simulated Claude Code sessions for
  * a bounded time against the fake upstream, with random faults of every kind
- * it can script and random client aborts. Checks the invariants a user relies
- * on and prints the counts.
+ * it can script — concurrency throttles on random accounts and a herd (the
+ * account holding sessions exhausted for a few seconds) among them — some
+ * large bodies and random client aborts. Checks the invariants a user relies
+ * on (the waiting room within its bound throughout) and prints the counts.
  */
 import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
@@ -14,6 +16,11 @@ import { accounts, callRouter, eventually, routerStatus, startHarness } from '..
 const SESSIONS = Number(process.env.SOAK_SESSIONS ?? 200);
 const DURATION_MS = Number(process.env.SOAK_MS ?? 12_000);
 const LABELS = ['a', 'b', 'c', 'd'];
+/** The smallest body budget (32 MB): the waiting room may hold half of it, so the large bodies below can reach that bound. */
+const BODY_BUDGET = 32 * 1024 * 1024;
+const MAX_WAITING = 48;
+/** One request in this many carries a 1 MB body. */
+const LARGE_BODY_EVERY = 30;
 
 /** A small seeded PRNG so a failing run can be repeated (SOAK_SEED). */
 function rng(seed: number) {
@@ -55,8 +62,14 @@ describe('soak: concurrent sessions with random faults and aborts', function () 
     const unhandled: unknown[] = [];
     const onUnhandled = (e: unknown) => unhandled.push(e);
     process.on('unhandledRejection', onUnhandled);
-    const h = await startHarness(accounts(...LABELS), { sim: { sseDeltaCount: 6, maxRecords: 2000 }, routing: { sessionAffinity: true, spillInflight: 40 }, log });
-    const counts = { requests: 0, complete: 0, anthropicErrors: 0, aborted: 0, faults: 0, spliced: 0, bad: 0 };
+    // Windows no soak can fill: only the scripted herd exhausts an account.
+    const spec = accounts(...LABELS).map((a) => ({ ...a, fiveHourLimitTokens: 1e12, sevenDayLimitTokens: 1e13 }));
+    const h = await startHarness(spec, {
+      sim: { sseDeltaCount: 6, maxRecords: 2000 },
+      routing: { sessionAffinity: true, spillInflight: 40, maxBufferedBodyBytes: BODY_BUDGET, maxWaitingRequests: MAX_WAITING, queueWaitMaxMs: 5_000 },
+      log,
+    });
+    const counts = { requests: 0, complete: 0, anthropicErrors: 0, aborted: 0, faults: 0, spliced: 0, bad: 0, maxWaiting: 0, maxWaitingBytes: 0 };
     const badSamples: string[] = [];
     const errorBodies: string[] = [];
     const heapBefore = process.memoryUsage().heapUsed;
@@ -70,7 +83,8 @@ describe('soak: concurrent sessions with random faults and aborts', function () 
           const abort = random() < 0.05;
           if (abort) setTimeout(() => ac.abort(), 5 + random() * 200);
           counts.requests++;
-          const body = JSON.stringify({ model: 'claude-sonnet-4-5-20250929', max_tokens: 64, stream, messages: [{ role: 'user', content: `soak ${s}` }] });
+          const content = random() < 1 / LARGE_BODY_EVERY ? `soak ${s} ${'x'.repeat(1 << 20)}` : `soak ${s}`;
+          const body = JSON.stringify({ model: 'claude-sonnet-4-5-20250929', max_tokens: 64, stream, messages: [{ role: 'user', content }] });
           let r;
           try {
             r = await callRouter(h, { session: `soak-${s}`, body, signal: ac.signal });
@@ -110,15 +124,39 @@ describe('soak: concurrent sessions with random faults and aborts', function () 
         h.sim.injectFault(LABELS[Math.floor(random() * LABELS.length)], kinds[Math.floor(random() * kinds.length)]());
         counts.faults++;
       };
-      const faultTimers = [setInterval(() => inject(FAULTS), 60), setInterval(() => inject(COOLING_FAULTS), 3_000)];
+      // Concurrency throttles: now and then an account takes only a few requests at once, for a while.
+      const throttleConcurrency = () => {
+        const label = LABELS[Math.floor(random() * LABELS.length)];
+        h.sim.setConcurrencyLimit(label, 2 + Math.floor(random() * 10));
+        setTimeout(() => h.sim.setConcurrencyLimit(label, null), 1_500);
+        counts.faults++;
+      };
+      // A herd: the account that served the first sessions runs out for a few seconds, and its sessions move together.
+      const herd = () => {
+        h.sim.injectFault('a', { kind: 'exhaust', window: '5h', resetInMs: 2_500 });
+        counts.faults++;
+      };
+      // The waiting room, watched throughout: never above its bound of requests or of body bytes.
+      const room = () => {
+        const w = h.router.engine.status().waiting;
+        counts.maxWaiting = Math.max(counts.maxWaiting, w.requests);
+        counts.maxWaitingBytes = Math.max(counts.maxWaitingBytes, w.bodyBytes);
+      };
+      const faultTimers = [setInterval(() => inject(FAULTS), 60), setInterval(() => inject(COOLING_FAULTS), 3_000), setInterval(throttleConcurrency, 2_000), setInterval(room, 20)];
+      const herdTimer = setTimeout(herd, DURATION_MS * 0.4);
       try {
         await Promise.all(Array.from({ length: SESSIONS }, (_, s) => session(s)));
       } finally {
         faultTimers.forEach(clearInterval);
+        clearTimeout(herdTimer);
+        for (const label of LABELS) h.sim.setConcurrencyLimit(label, null);
       }
       await eventually(async () => (await routerStatus(h)).inflight === 0, 10_000, 'in-flight back to zero');
       const st = await routerStatus(h);
       for (const a of st.accounts) assert.equal(a.inflight, 0, `${a.label} in flight`);
+      assert.deepEqual(st.waiting, { requests: 0, bodyBytes: 0 }, 'nothing is left in the waiting room');
+      assert.ok(counts.maxWaiting <= MAX_WAITING, `the waiting room held at most ${MAX_WAITING} requests (${counts.maxWaiting})`);
+      assert.ok(counts.maxWaitingBytes <= BODY_BUDGET / 2, `the waiting room held at most half the body budget (${counts.maxWaitingBytes} bytes)`);
       const statusText = JSON.stringify(st);
       await h.router.close();
 

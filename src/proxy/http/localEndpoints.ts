@@ -158,6 +158,7 @@ export function routerStatus(s: RouterServices): StatusReport {
     startedAtMs: s.startedAtMs,
     preview: preview(s, null, null),
     waiting: { requests: s.waitingRoom.heldRequests, bodyBytes: s.waitingRoom.heldBodyBytes },
+    queued: (queue) => s.waitingRoom.waiting(queue),
   });
 }
 

@@ -7,13 +7,18 @@
  * failure ends the stream with an Anthropic-shaped `event: error` — never a
  * second `message_start`.
  *
+ * An account without room (admission.ts) is passed over for the next one; when no account had
+ * room the request waits in the waiting room for it and tries again.
+ *
  * Every lease is acquired and released here, in one `finally` per attempt.
  */
 import type { AttemptRecord, DecisionOutcome } from '../../routing/decision';
+import type { PlanAccount } from '../../routing/plan';
 import type { HeldAnswer } from '../relay/clientAnswer';
 import { ClientLink } from '../upstream/call';
+import { admitted, hasRoom, released, settle, waitForRoom } from './admission';
 import type { AttemptOutcome, RequestContext } from './context';
-import { atInflightCap, usableNow } from './eligibility';
+import { usableNow } from './eligibility';
 import { retrySameAccount } from './sameAccountRetry';
 import { replan, transientWait, waitForBoundAccount, type AfterWait } from './transientWait';
 import { endProbe, isProbeAttempt } from './probe';
@@ -25,6 +30,8 @@ const MAX_SERVER_ERROR_ROTATIONS = 2;
 const TRANSIENT_RESULTS = new Set(['server_error', 'network_error', 'stream_failed', 'empty_stream', 'invalid_json', 'body_failed', 'body_too_large', 'stream_server_error']);
 /** Accounts a `count_tokens` or `models` request tries at most (it cools none down, so it could walk the whole pool). */
 const MAX_ACCOUNTS_OUTSIDE_MESSAGES = 2;
+/** Concurrency throttles one request takes before such an answer counts as a failed attempt (each throttle waits for room first, so this only bounds a pathological upstream). */
+const MAX_CONCURRENCY_THROTTLES = 8;
 
 /**
  * Step 6: tries the planned accounts and relays the first good answer as it commits (binding
@@ -53,42 +60,67 @@ export async function attempt(ctx: RequestContext): Promise<void> {
   let held: HeldAnswer | undefined;
   let requestScopedRotated = false;
   let serverErrorRotations = 0;
-  let cappedOut = false;
+  // The first usable account of a pass that had no room (admission.ts): the request waits for room there.
+  let full: PlanAccount | undefined;
+  let waitSinceMs = 0;
+  let waitRefused = false;
+  let concurrencyThrottles = 0;
   try {
-    // One round per plan: a transient wait (transientWait.ts) holds the request and plans it again.
+    // One round per plan or pass: a transient wait (transientWait.ts) holds the request and plans it
+    // again; when no usable account had room, the request waits for room (admission.ts) and goes round again.
+    let roomWaited = false;
     rounds: for (;;) {
+      full = undefined;
       for (const account of ctx.plan.order) {
         if (client.gone) {
           outcome = unserved('client_abort', 499, attempts);
           break rounds;
         }
+        // After a wait for room, an account this request already tried is not tried again in that pass.
+        if (roomWaited && attempted.has(account.id)) continue;
         const probing = isProbeAttempt(ctx, account.id);
         if (!probing && !usableNow(ctx, account.id)) {
           const next = await waitForBoundAccount(ctx, account);
           if (next === 'replan') {
             replan(ctx);
+            roomWaited = false;
             continue rounds;
           }
           if (next === 'go_on') continue;
         }
-        if (atInflightCap(ctx, account)) {
-          cappedOut = true;
+        if (forMessages && !hasRoom(ctx, account)) {
+          full ??= account;
           continue;
         }
-        if (!forMessages && attempted.size >= MAX_ACCOUNTS_OUTSIDE_MESSAGES) break;
+        // A subscription account only short of room is waited for before a pay-as-you-go account serves.
+        if (account.fallback && full && !waitRefused) break;
+        if (!forMessages && attempted.size >= MAX_ACCOUNTS_OUTSIDE_MESSAGES) break rounds;
         attempted.add(account.id);
         let step: AttemptStep;
         let after: AfterWait = 'go_on';
+        let throttled = false;
         // The same-account retry rule is asked only after a failed attempt: a served request pays no promise for it.
         do {
           const lease = forMessages && !account.fallback ? s.state.leases.acquire(account.id) : undefined;
+          const sent = lease ? admitted(ctx, account) : 0;
           try {
             step = await tryAccount(ctx, account, attempts, attempted);
           } finally {
-            lease?.release();
+            if (lease) {
+              lease.release();
+              released(ctx);
+            }
           }
-        } while (forMessages && step.next === 'rotate' && (after = await retrySameAccount(ctx, account, step, attempts, retries)) === 'try');
+          throttled = lease !== undefined && settle(ctx, account, step.next === 'rotate', attempts, sent);
+        } while (!throttled && forMessages && step.next === 'rotate' && (after = await retrySameAccount(ctx, account, step, attempts, retries)) === 'try');
         if (probing) endProbe(ctx, step);
+        if (throttled && step.next === 'rotate' && ++concurrencyThrottles <= MAX_CONCURRENCY_THROTTLES) {
+          // Too many at once on this account, not its failure: the session keeps it, and the request may come back to it.
+          attempted.delete(account.id);
+          held = step.held ?? held;
+          full ??= account;
+          continue;
+        }
         if (step.next === 'served') {
           outcome = { outcome: step.outcome, cappedOut: false, status: step.status, servedBy: account, attempts, usage: step.usage, streamed: step.streamed, held: undefined };
           break rounds;
@@ -104,6 +136,7 @@ export async function attempt(ctx: RequestContext): Promise<void> {
         held = step.held ?? held;
         if (after === 'replan') {
           replan(ctx);
+          roomWaited = false;
           continue rounds;
         }
         const last = attempts[attempts.length - 1];
@@ -118,9 +151,22 @@ export async function attempt(ctx: RequestContext): Promise<void> {
         s.state.countFailover();
         s.log.info(`failover ${ctx.requestId}: ${account.id} → next (${last?.result ?? 'skipped'})`);
       }
-      if (!(await transientWait(ctx, held, cappedOut))) break;
+      if (full && !waitRefused) {
+        const wait = await waitForRoom(ctx, full, attempts, (waitSinceMs ||= s.now()));
+        if (wait === 'gone') {
+          outcome = unserved('client_abort', 499, attempts);
+          break;
+        }
+        // No wait possible: one last pass, where a fallback account may serve.
+        if (wait === 'refused') waitRefused = true;
+        roomWaited = true;
+        continue;
+      }
+      if (!(await transientWait(ctx, held, waitRefused && full !== undefined))) break;
+      roomWaited = false;
     }
-    ctx.outcome = outcome ?? nothingServed(ctx, held, cappedOut, attempts);
+    // An account only lacked room, and the request could not wait for it: the router's own throttle.
+    ctx.outcome = outcome ?? nothingServed(ctx, held, waitRefused && full !== undefined, attempts);
   } finally {
     res.off('close', onClose);
     ctx.probe?.end(undefined, s.now()); // never reached: only its slot is freed
@@ -130,12 +176,14 @@ export async function attempt(ctx: RequestContext): Promise<void> {
 }
 
 /**
- * No account served. A 429 when no account is usable any more gets the pool-wide answer
- * (earliest recovery, which window): it helps the client more than the last account's own 429.
- * Any other failure — 5xx, 529, a dead connection, a header-less 429 while accounts remain — is
- * relayed as it came.
+ * No account served. When a usable account only lacked room and the request could not wait (longer)
+ * for it, the answer is the router's own throttle (429, `retry-after`). A 429 when no account is
+ * usable any more gets the pool-wide answer (earliest recovery, which window): it helps the client
+ * more than the last account's own 429. Any other failure — 5xx, 529, a dead connection, a
+ * header-less 429 while accounts remain — is relayed as it came.
  */
 function nothingServed(ctx: RequestContext, held: HeldAnswer | undefined, cappedOut: boolean, attempts: AttemptRecord[]): AttemptOutcome {
+  if (cappedOut) return unserved('no_usable_account', 429, attempts, undefined, true);
   const poolExhausted = held?.status === 429 && !ctx.plan.order.some((a) => usableNow(ctx, a.id));
   if (held && !poolExhausted && !ctx.res.headersSent) return unserved(held.status >= 500 ? 'upstream_error' : 'client_error', held.status, attempts, held);
   return unserved('no_usable_account', 429, attempts, undefined, cappedOut);

@@ -17,6 +17,7 @@ import type { RequestInfo } from '../http/requestInfo';
 import type { Logger } from '../log';
 import type { HeldAnswer } from '../relay/clientAnswer';
 import type { ConfigGeneration, ConfigStatus } from '../runtimeConfig';
+import type { AdmissionTicket } from '../state/concurrency';
 import type { DecisionSink } from '../state/decisionLog';
 import type { ProbeTicket } from '../state/probes';
 import type { RouterState } from '../state/routerState';
@@ -62,7 +63,7 @@ export type Route = 'messages' | 'count_tokens' | 'models';
 export interface AttemptOutcome {
   /** `no_usable_account`: nothing was written; the relay step answers it. */
   outcome: DecisionOutcome;
-  /** With `no_usable_account`: some usable account was skipped only because it was at `max-inflight-per-account`. */
+  /** With `no_usable_account`: a usable account only lacked room (its cap, learned concurrency limit or ramp) and the request could not wait longer for it. */
   cappedOut: boolean;
   /** The answer was a server-sent-event stream. */
   streamed: boolean;
@@ -120,6 +121,8 @@ export class RequestContext {
   client!: ClientLink;
   /** attempt: the request's waits in the waiting room, in order (undefined while it has not waited). */
   waits: WaitRecord[] | undefined = undefined;
+  /** attempt: what the running attempt counts against its account until its answer is committed (only on an account with admission state). */
+  admission: AdmissionTicket | undefined = undefined;
   /** attempt (the relay step completes its status) */
   outcome!: AttemptOutcome;
 

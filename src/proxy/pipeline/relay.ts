@@ -1,7 +1,8 @@
 /**
  * Step 7: answers what the attempt loop left unanswered — the upstream error
- * it held, or "no usable account" (429, or 401 / 529 / 503 when that is what
- * blocks the pool; noUsableAccount.ts words it). Answers the attempts
+ * it held, the router's own throttle when usable accounts only lacked room, or
+ * "no usable account" (429, or 401 / 529 / 503 when that is what blocks the
+ * pool; noUsableAccount.ts words it). Answers the attempts
  * committed are already on their way.
  */
 import { REQUEST_ID_HEADER, sendAnthropicError, sendHeld } from '../relay/clientAnswer';
@@ -22,7 +23,8 @@ function answerNoUsableAccount(ctx: RequestContext, cappedOut: boolean): number 
   if (res.destroyed) return 499;
   if (res.headersSent) return 429;
   if (cappedOut) {
-    sendAnthropicError(res, 429, 'rate_limit_error', 'Claude Router: every usable account is at its max-inflight-per-account limit.', {
+    // Throttle-shaped (no unified headers): Claude Code retries it after `retry-after`.
+    sendAnthropicError(res, 429, 'rate_limit_error', 'Claude Router: every usable account is at its concurrency limit and the request could not wait longer for room.', {
       'retry-after': '1',
       [REQUEST_ID_HEADER]: requestId,
     });

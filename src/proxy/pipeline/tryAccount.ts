@@ -21,6 +21,7 @@ import { redactTokens } from '../relay/redact';
 import { StreamRelay, type StreamEnd, type StreamRelayHooks } from '../relay/streamRelay';
 import { upstreamHeaders } from '../upstream/agent';
 import { callUpstream, type UpstreamHead } from '../upstream/call';
+import { committed } from './admission';
 import { bindOnCommit } from './bind';
 import type { RequestContext, RouterServices } from './context';
 import { isConfigured } from './eligibility';
@@ -182,6 +183,7 @@ function streamHooks(ctx: RequestContext, account: PlanAccount, head: UpstreamHe
   return {
     commit: () => {
       bindOnCommit(ctx, account, attempted, attempts);
+      committed(ctx);
       ctx.body.release();
       commitStreamHead(ctx.res, head, account.id, ctx.requestId);
     },
@@ -252,6 +254,7 @@ function relayJson(
     return { next: 'rotate', held: syntheticAnswer(account.id, 502, 'api_error', 'Claude Router: upstream answered 200 with an unreadable body.') };
   }
   bindOnCommit(ctx, account, attempted, attempts);
+  committed(ctx);
   record('success');
   sendUpstreamAnswer(ctx.res, call.head, redactTokens(call.body, tokens), account.id, ctx.requestId);
   return { next: 'served', status, outcome: 'success', usage: usage ?? null, streamed: false };

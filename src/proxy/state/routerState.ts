@@ -16,6 +16,7 @@ import { isRejectionStatus } from '../../quota/status';
 import { SessionAffinityStore, type SavedBinding } from '../../routing/affinity';
 import { toStickyKeyHash } from '../../routing/identify';
 import { AccountPerformance } from './accountPerformance';
+import { ConcurrencyTable } from './concurrency';
 import { LeaseTable } from './leases';
 import { ProbeTable } from './probes';
 
@@ -64,6 +65,8 @@ export class RouterState {
   readonly leases: LeaseTable;
   /** Recovery and evidence probes (src/routing/probe.ts); not saved. */
   readonly probes: ProbeTable;
+  /** Concurrency limits learned from the upstream's throttles, and admission ramps (not saved). */
+  readonly concurrency: ConcurrencyTable;
   readonly affinity: SessionAffinityStore;
   /** Recent latency and failures per account (in memory only). */
   readonly performance = new AccountPerformance();
@@ -77,6 +80,7 @@ export class RouterState {
   constructor(idleTtlMs: number) {
     this.leases = new LeaseTable(() => this.changed());
     this.probes = new ProbeTable(() => this.changed());
+    this.concurrency = new ConcurrencyTable(() => this.changed());
     this.affinity = new SessionAffinityStore(idleTtlMs);
   }
 
@@ -160,6 +164,7 @@ export class RouterState {
     this.needsSignIn.delete(account);
     this.affinity.forgetAccount(account);
     this.performance.forgetAccount(account);
+    this.concurrency.forget(account);
     this.changed();
   }
 

@@ -10,6 +10,7 @@ import type { FilterVerdict } from '../../routing/planner/verdict';
 import type { RoutingPolicy } from '../../routing/policy';
 import type { QuotaWindow } from '../../quota/types';
 import type { ConfigStatus, RuntimeConfig } from '../runtimeConfig';
+import { admissionQueue, rampWindow } from '../state/concurrency';
 import type { RouterCounters, RouterState } from '../state/routerState';
 
 /** One window as reported: utilisation as a fraction, reset as ISO-8601. */
@@ -70,6 +71,12 @@ export interface AccountReport {
   usable: boolean;
   unusableReason: string | null;
   inflight: number;
+  /** The concurrency limit learned from the account's concurrency throttles (requests at once), null when none holds (docs/routing.md#concurrency-limits). */
+  concurrencyLimit: number | null;
+  /** While the account ramps up after a move: how many requests may await their first answer at once; null when it is not ramping (docs/routing.md#admission-ramp). */
+  rampWindow: number | null;
+  /** Requests waiting in the account's queue for room on it. */
+  queued: number;
   coolingUntil: string | null;
   coolingReason: string | null;
   coolingWindows: string[] | null;
@@ -148,6 +155,8 @@ export interface StatusInput {
   preview: PreviewReport;
   /** The waiting room's load now. */
   waiting: { requests: number; bodyBytes: number };
+  /** Requests waiting now in the waiting-room queue named so (absent: none anywhere). */
+  queued?: (queue: string) => number;
 }
 
 const DISABLED: FilterVerdict = Object.freeze({ code: 'disabled' });
@@ -165,6 +174,12 @@ function recheckOf(state: RouterState, label: string, eligibility: FilterVerdict
   if (eligibility?.code === 'recovery_probe') return { state: 'due', failures: r?.failures ?? 0, nextAt: null };
   if (r && r.notBeforeMs > now) return { state: 'backing_off', failures: r.failures, nextAt: iso(r.notBeforeMs) };
   return null;
+}
+
+/** `label`'s ramp window at `now` (epoch ms), or null when it is not ramping. */
+function rampOf(state: RouterState, label: string, now: number): number | null {
+  const ramp = state.concurrency.get(label)?.ramp;
+  return ramp ? rampWindow(ramp, now) : null;
 }
 
 export function buildStatus(input: StatusInput): StatusReport {
@@ -195,6 +210,9 @@ export function buildStatus(input: StatusInput): StatusReport {
       usable: a.enabled && m.usable,
       unusableReason: !a.enabled ? 'disabled' : (m.unusableReason ?? null),
       inflight: state.leases.inflight(a.label),
+      concurrencyLimit: state.concurrency.limit(a.label, now)?.limit ?? null,
+      rampWindow: rampOf(state, a.label, now),
+      queued: input.queued?.(admissionQueue(a.label)) ?? 0,
       coolingUntil: iso(cooling?.untilMs),
       coolingReason: cooling?.reason ?? null,
       coolingWindows: cooling?.windows ?? null,

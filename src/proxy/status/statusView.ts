@@ -60,6 +60,15 @@ function windowCooldownWhy(a: AccountReport, now: number): string {
   return `${windows}; a re-check failed, next in ${timeUntil(r.nextAt, now)}`;
 }
 
+/** The account's admission in words — its learned concurrency limit, its ramp, its queue — or '' when it has none of them. */
+export function concurrencyText(a: AccountReport): string {
+  const parts: string[] = [];
+  if (a.concurrencyLimit !== null) parts.push(`at most ${a.concurrencyLimit} at once (learned from its throttles)`);
+  if (a.rampWindow !== null) parts.push(`ramping up: ${a.rampWindow} awaiting a first answer at once`);
+  if (a.queued > 0) parts.push(`${a.queued} waiting for room`);
+  return parts.join(' · ');
+}
+
 const REASONS: Record<string, string> = {
   availability: 'it is usable and the others are not',
   cooldown_recovery: 'it recovers soonest',

@@ -9,7 +9,7 @@
  */
 import { formatDuration } from '../../quota/duration';
 import type { AccountReport, StatusReport } from './status';
-import { accountDescription, accountState, eligibilityText, percent, timeUntil, whyNow, type AccountState } from './statusView';
+import { accountDescription, accountState, concurrencyText, eligibilityText, percent, timeUntil, whyNow, type AccountState } from './statusView';
 
 /** Codicons per account state (the tree view's icons and the status bar tooltip's). */
 export const STATE_ICONS: Record<AccountState, string> = {
@@ -59,6 +59,9 @@ export function accountTooltip(a: AccountReport, s: StatusReport, now: number): 
   if (a.needsSignIn) lines.push(`- needs sign-in: ${e(a.needsSignInReason ?? '')}\n`);
   const age = a.evidence.observedAt ? `, ${formatDuration(Math.max(0, Math.round((now - Date.parse(a.evidence.observedAt)) / 1000)))} old` : '';
   lines.push(`- quota data: ${e(a.evidence.freshness.replace('_', ' ') + age)}\n`);
+  const concurrency = concurrencyText(a);
+  // Numbers only: nothing to escape.
+  if (concurrency) lines.push(`- concurrency: ${concurrency}\n`);
   lines.push(`- in flight: ${a.inflight} · bound sessions: ${a.boundSessions}\n\n`);
   lines.push(`*${e(whyNow(a, s))}*`);
   return lines.join('');

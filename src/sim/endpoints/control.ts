@@ -1,5 +1,6 @@
 /**
- * The control API under `/_sim/`: `GET state`, `POST fault`, `POST clear`, `POST advance`
+ * The control API under `/_sim/`: `GET state`, `POST fault`, `POST clear`, `POST advance`,
+ * `POST concurrency` (`{label, limit}`, limit null lifts it)
  * (JSON bodies; a bad one answers 400 with its reason). Not recorded as requests.
  */
 import type { Exchange } from '../http';
@@ -27,6 +28,12 @@ export function control(host: SimHost, ex: Exchange, method: string, path: strin
       const b = parse();
       if (b.label !== undefined && typeof b.label !== 'string') throw new Error('label must be a string');
       host.clearFaults(b.label);
+      return ex.json(200, { ok: true });
+    }
+    if (method === 'POST' && path === '/_sim/concurrency') {
+      const b = parse();
+      if (typeof b.label !== 'string') throw new Error('label must be a string');
+      host.setConcurrencyLimit(b.label, b.limit as number | null);
       return ex.json(200, { ok: true });
     }
     if (method === 'POST' && path === '/_sim/advance') {

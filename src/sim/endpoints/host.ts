@@ -6,7 +6,7 @@ import type { SimAccount } from '../account';
 import type { TokenRegistry } from '../oauth';
 import type { FakeUpstream, FakeUpstreamOptions, SimAccountState } from '../types';
 
-export interface SimHost extends Pick<FakeUpstream, 'now' | 'advanceClock' | 'injectFault' | 'clearFaults'> {
+export interface SimHost extends Pick<FakeUpstream, 'now' | 'advanceClock' | 'injectFault' | 'clearFaults' | 'setConcurrencyLimit'> {
   readonly opts: FakeUpstreamOptions;
   readonly tokens: TokenRegistry;
   /** Text deltas per streamed answer (at least 1). */

@@ -39,6 +39,13 @@ export async function messages(host: SimHost, ex: Exchange, buf: Buffer): Promis
   const a = auth.account;
   const body = parseMessagesBody(host, ex, buf);
   if (!body) return;
+  const gate = a.concurrency.enter(ex.res);
+  if (ex.record) ex.record.inflight = gate.inflight;
+  if (gate.throttled) {
+    if (ex.record) ex.record.fault = 'concurrency';
+    const allowed = a.apiKey ? {} : unifiedHeaders(a.windows(), { family: a.familyOf(body.model), forceAllowed: true });
+    return ex.error(429, 'rate_limit_error', RATE_LIMIT_MESSAGE, { ...accountHeaders(a), ...allowed });
+  }
 
   const fault = a.faults.shift();
   if (fault && ex.record) ex.record.fault = fault.kind;
