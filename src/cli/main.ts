@@ -8,6 +8,7 @@
  *   claude-router rotate-key [--config F]
  *   claude-router report <decisions.jsonl>…
  *   claude-router replay <decisions.jsonl>… --ranking expiry-first
+ *   claude-router simulate <decisions.jsonl>… [--policy FILE|NAME]… [--all] [--json]
  *
  * Arguments are parsed by commander (per-command help with an example, `--version`, a
  * suggestion for a mistyped command or option); each command's work stays in its own
@@ -22,6 +23,7 @@ import { runAccounts, type AccountsOptions } from './accountsCommand';
 import { runDemo } from './demo';
 import { runRotateKey } from './keyCommand';
 import { runReplay, runReport } from './logCommands';
+import { registerSimulate } from './simulateCommand';
 import { configForStart, parsePort, UsageError, waitForSignal } from './args';
 import { commandLineWarning } from './secretInput';
 import { clientKeyFile } from './stateDir';
@@ -195,6 +197,8 @@ export function buildProgram(done: (code: number) => void): Command {
     .option('--all', 're-rank decisions made under another ranking too (a what-if)')
     .addHelpText('after', example('claude-router replay decisions.jsonl --ranking headroom-first'))
     .action((files: string[], opts: { ranking: 'expiry-first' | 'headroom-first'; all?: boolean }) => done(runReplay(files, opts)));
+
+  registerSimulate(program, done);
 
   return program;
 }

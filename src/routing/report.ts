@@ -18,7 +18,7 @@
  * - weekly resets that expired with unused allowance: weeklyResets.ts.
  */
 import type { DecisionRecord, UsageRecord } from './decision';
-import { summarizeWeeklyResets, WeeklyResetTracker, type WeeklyReset, type WeeklyResetSummary } from './weeklyResets';
+import { summarizeWeeklyResets, WindowPeriods, type WeeklyReset, type WeeklyResetSummary } from './weeklyResets';
 
 /** Ping-pong window (ms). */
 export const PING_PONG_WINDOW_MS = 5 * 60_000;
@@ -76,7 +76,7 @@ interface SessionTrail {
  */
 export class ReportBuilder {
   /** The weekly windows seen in the candidates' quota evidence. */
-  readonly weekly = new WeeklyResetTracker();
+  readonly weekly = new WindowPeriods();
   private readonly bySelectionReason: Record<string, number> = {};
   private readonly byOutcome: Record<string, number> = {};
   private readonly last = new Map<string, SessionTrail>();
@@ -173,9 +173,9 @@ export function reportEntry(r: DecisionRecord): ReportEntry {
   };
 }
 
-/** Feeds the weekly-window evidence of a record's candidates to `tracker`. */
-export function observeWeeklyWindows(tracker: WeeklyResetTracker, r: DecisionRecord): void {
-  for (const c of r.candidates ?? []) if (!c.fallback && c.metrics) tracker.observe(c.account, c.metrics.weeklyUsed, c.metrics.weeklyResetMs);
+/** Feeds the weekly-window evidence of a record's candidates (at its arrival time `atMs`) to `weekly`. */
+export function observeWeeklyWindows(weekly: WindowPeriods, r: DecisionRecord, atMs: number): void {
+  for (const c of r.candidates ?? []) if (!c.fallback && c.metrics) weekly.observe(c.account, atMs, c.metrics.weeklyUsed, c.metrics.weeklyResetMs);
 }
 
 /** Computes the report over records in any order (they are sorted by time). */
@@ -184,7 +184,7 @@ export function computeReport(input: readonly DecisionRecord[]): PolicyReport {
   const builder = new ReportBuilder();
   for (const { r, e } of entries) {
     builder.add(e);
-    observeWeeklyWindows(builder.weekly, r);
+    observeWeeklyWindows(builder.weekly, r, e.atMs);
   }
   return builder.finish();
 }

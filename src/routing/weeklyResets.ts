@@ -8,6 +8,9 @@
  * (use only grows within a window). The window expired when the log goes on past its reset; what
  * it left unused is 1 − that use. The last observation may precede the reset by a while, so the
  * unused share is an upper bound: traffic after the last decision is not seen.
+ *
+ * `WindowPeriods` groups observations of any window into these periods; the what-if simulator
+ * reads the 5-hour and weekly periods with it to infer allowances (docs/whatif.md#allowances).
  */
 import { RESET_JITTER_MS } from '../quota/constants';
 
@@ -46,43 +49,71 @@ export function summarizeWeeklyResets(resets: readonly WeeklyReset[]): WeeklyRes
   return { weeklyResets: sorted, weeklyResetsWithUnused: withUnused, unusedWeeklyAllowance: unused };
 }
 
-interface WindowSeen {
-  resetAtMs: number;
+/** One observation of a window: when, and its utilisation (fraction). */
+export interface WindowObservation {
+  atMs: number;
   used: number;
 }
 
-/** Collects weekly-window observations in any order; `resets(endMs)` lists the windows that reset by `endMs`. */
-export class WeeklyResetTracker {
-  private readonly windows = new Map<string, WindowSeen[]>();
+/** One window of one account (one reset time) as the evidence showed it. */
+export interface WindowPeriod {
+  /** The window's reset, epoch ms (the first one seen; later ones within RESET_JITTER_MS are the same window). */
+  resetAtMs: number;
+  /** The earliest and the latest observation (by time). */
+  first: WindowObservation;
+  last: WindowObservation;
+  /** The highest utilisation observed, fraction. */
+  maxUsed: number;
+}
+
+/**
+ * Observations of one kind of window (weekly, or 5-hour) of every account, grouped into periods
+ * by their reset time. Observations may come in any order.
+ */
+export class WindowPeriods {
+  private readonly byAccount = new Map<string, WindowPeriod[]>();
 
   /**
-   * One observation of `account`'s weekly window.
+   * One observation of `account`'s window.
+   * @param atMs when it was observed, epoch ms
    * @param used utilisation, fraction (null: not reported — ignored)
    * @param resetAtMs the window's reset, epoch ms (null: not ticking — ignored)
    */
-  observe(account: string, used: number | null, resetAtMs: number | null): void {
-    if (used === null || resetAtMs === null || !Number.isFinite(used) || !Number.isFinite(resetAtMs)) return;
-    let list = this.windows.get(account);
-    if (!list) this.windows.set(account, (list = []));
+  observe(account: string, atMs: number, used: number | null, resetAtMs: number | null): void {
+    if (used === null || resetAtMs === null || !Number.isFinite(used) || !Number.isFinite(resetAtMs) || !Number.isFinite(atMs)) return;
+    let list = this.byAccount.get(account);
+    if (!list) this.byAccount.set(account, (list = []));
     // Newest windows last: a log is read roughly in time order, so the match is found at once.
     for (let i = list.length - 1; i >= 0; i--) {
-      const w = list[i];
-      if (Math.abs(w.resetAtMs - resetAtMs) < RESET_JITTER_MS) {
-        if (used > w.used) w.used = used;
+      const p = list[i];
+      if (Math.abs(p.resetAtMs - resetAtMs) < RESET_JITTER_MS) {
+        if (used > p.maxUsed) p.maxUsed = used;
+        if (atMs < p.first.atMs) p.first = { atMs, used };
+        if (atMs >= p.last.atMs) p.last = { atMs, used };
         return;
       }
     }
-    list.push({ resetAtMs, used });
+    list.push({ resetAtMs, first: { atMs, used }, last: { atMs, used }, maxUsed: used });
   }
 
-  /** The windows whose reset lies at or before `endMs` (epoch ms: the log's last decision). */
+  /** The accounts observed. */
+  accounts(): string[] {
+    return [...this.byAccount.keys()];
+  }
+
+  /** `account`'s periods in reset order. */
+  periods(account: string): WindowPeriod[] {
+    return [...(this.byAccount.get(account) ?? [])].sort((a, b) => a.resetAtMs - b.resetAtMs);
+  }
+
+  /** The periods, as weekly windows, whose reset lies at or before `endMs` (epoch ms: the log's last decision). */
   resets(endMs: number): WeeklyReset[] {
     const out: WeeklyReset[] = [];
-    for (const [account, list] of this.windows) {
-      for (const w of list) {
-        if (w.resetAtMs > endMs) continue;
-        const usedFraction = Math.min(1, Math.max(0, w.used));
-        out.push({ account, resetAtMs: w.resetAtMs, usedFraction, unusedFraction: 1 - usedFraction });
+    for (const [account, list] of this.byAccount) {
+      for (const p of list) {
+        if (p.resetAtMs > endMs) continue;
+        const usedFraction = Math.min(1, Math.max(0, p.maxUsed));
+        out.push({ account, resetAtMs: p.resetAtMs, usedFraction, unusedFraction: 1 - usedFraction });
       }
     }
     return out;

@@ -7,12 +7,8 @@ import { simUuid } from './ids';
 import { PromptCache } from './promptCache';
 import type { AccountWindows } from './ratelimitHeaders';
 import type { SimAccountSpec, SimUsage } from './types';
-import { FIVE_HOUR_MS, SEVEN_DAY_MS, UsageWindow, canonicalWindowName, chargedTokens, modelFamily } from './windows';
+import { DEFAULT_FIVE_HOUR_LIMIT_TOKENS, DEFAULT_SEVEN_DAY_LIMIT_TOKENS, FIVE_HOUR_MS, SEVEN_DAY_MS, UsageWindow, canonicalWindowName, chargedTokens, modelFamily } from './windows';
 
-/** Default 5h window size, tokens. */
-export const DEFAULT_FIVE_HOUR_LIMIT_TOKENS = 2_000_000;
-/** Default 7d window size, tokens. */
-export const DEFAULT_SEVEN_DAY_LIMIT_TOKENS = 20_000_000;
 
 function checkFraction(v: number | undefined, what: string): number {
   if (v === undefined) return 0;

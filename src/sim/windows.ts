@@ -8,6 +8,10 @@
 export const FIVE_HOUR_MS = 5 * 60 * 60 * 1000;
 /** Length of the 7-day weekly window (and model-scoped windows), ms (604_800_000). */
 export const SEVEN_DAY_MS = 7 * 24 * 60 * 60 * 1000;
+/** Default 5h window size, tokens. */
+export const DEFAULT_FIVE_HOUR_LIMIT_TOKENS = 2_000_000;
+/** Default 7d window size, tokens. */
+export const DEFAULT_SEVEN_DAY_LIMIT_TOKENS = 20_000_000;
 /** Utilisation FRACTION from which a window reports `allowed_warning`. */
 export const WARNING_FRACTION = 0.8;
 /** Weight of a cache-read token in the windows (fraction of a token). */
