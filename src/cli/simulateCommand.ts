@@ -44,7 +44,12 @@ export function registerSimulate(program: Command, done: (code: number) => void)
       'Replay the traffic of decision logs in virtual time under other routing policies, with the real planner, and print the rollout metrics of each side by side with what actually happened. A policy is a catalogue name (strategy[:ranking], applied to the logged policy) or a proxy-config.yaml whose routing keys are used. Without --policy: every policy of the catalogue.',
     )
     .argument('<decisions.jsonl...>', 'decision logs (version 1 or 2)')
-    .option('--policy <file|name>', 'a policy to compare: strategy[:ranking] (e.g. fill-first:headroom-first) or a proxy-config.yaml (repeatable)', (v: string, all: string[]) => [...all, v], [])
+    .option(
+      '--policy <file|name>',
+      'a policy to compare: strategy[:ranking] (e.g. fill-first:headroom-first) or a proxy-config.yaml (repeatable)',
+      (v: string, all: string[]) => [...all, v],
+      [],
+    )
     .option('--all', 'every policy of the catalogue (each strategy; fill-first under both rankings)')
     .option('--json', 'the whole result as JSON')
     .option('--progress', 'a progress line on stderr after each replay')

@@ -198,7 +198,8 @@ function weeklyResetLines(r: PolicyReport): string[] {
   return [
     head,
     ...r.weeklyResets.map(
-      (w) => `  ${w.account}: reset ${new Date(w.resetAtMs).toISOString()}, ${pct(w.unusedFraction)} unused${w.unusedTokens === undefined ? '' : ` (${Math.round(w.unusedTokens)} tokens)`}`,
+      (w) =>
+        `  ${w.account}: reset ${new Date(w.resetAtMs).toISOString()}, ${pct(w.unusedFraction)} unused${w.unusedTokens === undefined ? '' : ` (${Math.round(w.unusedTokens)} tokens)`}`,
     ),
   ];
 }

@@ -7,8 +7,16 @@ import { simUuid } from './ids';
 import { PromptCache } from './promptCache';
 import type { AccountWindows } from './ratelimitHeaders';
 import type { SimAccountSpec, SimUsage } from './types';
-import { DEFAULT_FIVE_HOUR_LIMIT_TOKENS, DEFAULT_SEVEN_DAY_LIMIT_TOKENS, FIVE_HOUR_MS, SEVEN_DAY_MS, UsageWindow, canonicalWindowName, chargedTokens, modelFamily } from './windows';
-
+import {
+  DEFAULT_FIVE_HOUR_LIMIT_TOKENS,
+  DEFAULT_SEVEN_DAY_LIMIT_TOKENS,
+  FIVE_HOUR_MS,
+  SEVEN_DAY_MS,
+  UsageWindow,
+  canonicalWindowName,
+  chargedTokens,
+  modelFamily,
+} from './windows';
 
 function checkFraction(v: number | undefined, what: string): number {
   if (v === undefined) return 0;

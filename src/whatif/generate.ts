@@ -98,24 +98,27 @@ export function generateWorkload(shape: Readonly<WorkloadShape>): Workload {
   const rand = seededRandom(shape.seed);
   const draw = (r: Range) => r[0] + (r[1] - r[0]) * rand();
   const int = (r: Range) => Math.floor(r[0] + (r[1] - r[0] + 1) * rand());
-  const hex16 = () => Array.from({ length: 2 }, () => Math.floor(rand() * 0x1_0000_0000).toString(16).padStart(8, '0')).join('');
+  const hex16 = () =>
+    Array.from({ length: 2 }, () =>
+      Math.floor(rand() * 0x1_0000_0000)
+        .toString(16)
+        .padStart(8, '0'),
+    ).join('');
   const endMs = shape.startMs + shape.days * 86_400_000;
 
-  const accounts = shape.accounts.map(
-    (a, index): WorkloadAccount => ({
-      label: a.label,
-      index,
-      primary: false,
-      fallback: a.fallback === true,
-      fiveHourLimitTokens: a.fiveHourLimitTokens,
-      sevenDayLimitTokens: a.sevenDayLimitTokens,
-      allowanceSource: 'given',
-      allowanceEvidence: 0,
-      fiveHour: { used: 0, resetAtMs: null },
-      sevenDay: { used: a.sevenDayUsed ?? 0, resetAtMs: shape.startMs + a.sevenDayResetInMs },
-      weeklyResetSchedule: weeklySchedule(shape.startMs + a.sevenDayResetInMs, endMs + FIVE_HOUR_MS),
-    }),
-  );
+  const accounts = shape.accounts.map((a, index): WorkloadAccount => ({
+    label: a.label,
+    index,
+    primary: false,
+    fallback: a.fallback === true,
+    fiveHourLimitTokens: a.fiveHourLimitTokens,
+    sevenDayLimitTokens: a.sevenDayLimitTokens,
+    allowanceSource: 'given',
+    allowanceEvidence: 0,
+    fiveHour: { used: 0, resetAtMs: null },
+    sevenDay: { used: a.sevenDayUsed ?? 0, resetAtMs: shape.startMs + a.sevenDayResetInMs },
+    weeklyResetSchedule: weeklySchedule(shape.startMs + a.sevenDayResetInMs, endMs + FIVE_HOUR_MS),
+  }));
 
   const requests: WorkloadRequest[] = [];
   const session = (startMs: number, turns: number) => {

@@ -66,17 +66,15 @@ function policyOutput(p: Comparison['recorded']): PolicyOutput {
 /** The result object of a comparison over a reconstruction. */
 export function simulationOutput(rec: Reconstruction, cmp: Comparison, wallMs: number): SimulationOutput {
   const w = rec.workload;
-  const accounts = w.accounts.map(
-    (a): AccountOutput => ({
-      label: a.label,
-      fallback: a.fallback,
-      fiveHourAllowanceTokens: a.fiveHourLimitTokens,
-      sevenDayAllowanceTokens: a.sevenDayLimitTokens,
-      allowance: a.allowanceSource,
-      allowanceEvidence: a.allowanceEvidence,
-      start: { fiveHour: a.fiveHour, sevenDay: a.sevenDay },
-    }),
-  );
+  const accounts = w.accounts.map((a): AccountOutput => ({
+    label: a.label,
+    fallback: a.fallback,
+    fiveHourAllowanceTokens: a.fiveHourLimitTokens,
+    sevenDayAllowanceTokens: a.sevenDayLimitTokens,
+    allowance: a.allowanceSource,
+    allowanceEvidence: a.allowanceEvidence,
+    start: { fiveHour: a.fiveHour, sevenDay: a.sevenDay },
+  }));
   return {
     span: { startMs: w.startMs, endMs: w.endMs, days: (w.endMs - w.startMs) / DAY_MS },
     stats: rec.stats,
@@ -142,11 +140,18 @@ function cells(r: PolicyReport, unusedTokens: number | null): string[] {
 /** Rows of cells → aligned lines (the first column left-aligned, the others right-aligned). */
 function table(rows: string[][]): string[] {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => [...r[i]].length)));
-  return rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ').trimEnd());
+  return rows.map((r) =>
+    r
+      .map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i])))
+      .join('  ')
+      .trimEnd(),
+  );
 }
 
 function calibrationLines(c: Calibration, recordedName: string): string[] {
-  const figures = c.figures.map((f) => `${f.metric} ${num(f.simulated)} vs ${num(f.actual)}${f.error === null ? '' : ` (${f.error >= 0 ? '+' : ''}${(f.error * 100).toFixed(1)}%)`}`);
+  const figures = c.figures.map(
+    (f) => `${f.metric} ${num(f.simulated)} vs ${num(f.actual)}${f.error === null ? '' : ` (${f.error >= 0 ? '+' : ''}${(f.error * 100).toFixed(1)}%)`}`,
+  );
   const verdict = c.ok
     ? 'within ±10 % or ±2 of what happened'
     : `WARNING: ${c.figures
@@ -165,7 +170,10 @@ export function formatSimulation(o: SimulationOutput): string {
       ? `${a.label} (fallback)`
       : `${a.label} 5h ${tokens(a.fiveHourAllowanceTokens)} / 7d ${tokens(a.sevenDayAllowanceTokens)} tokens (${a.allowance === 'inferred' ? `inferred from ${a.allowanceEvidence} windows` : a.allowance})`,
   );
-  const rows: string[][] = [['policy', ...COLUMNS], ['actual (the log)', ...cells(o.actual, null)]];
+  const rows: string[][] = [
+    ['policy', ...COLUMNS],
+    ['actual (the log)', ...cells(o.actual, null)],
+  ];
   const recordedListed = o.policies.some((p) => p.recorded);
   if (!recordedListed) rows.push([`* ${o.recorded.name} (recorded, replayed)`, ...cells(o.recorded.report, o.recorded.unusedWeeklyAllowanceTokens)]);
   for (const p of o.policies) rows.push([`${p.recorded ? '*' : ' '} ${p.name}${p.recorded ? ' (recorded)' : ''}`, ...cells(p.report, p.unusedWeeklyAllowanceTokens)]);
