@@ -56,6 +56,8 @@ export interface WorkloadShape {
   outputTokens: Range;
   /** Arrival to the end of the answer. */
   durationMs: Range;
+  /** Arrival to the answer's head (at most its duration). */
+  headMs: Range;
   /** Bursts a day: a group of short sessions that start within a minute (sub-agents, parallel tasks). */
   burstsPerDay: number;
   burstSessions: Range;
@@ -85,6 +87,7 @@ export const WEEK_SHAPE: Readonly<WorkloadShape> = Object.freeze<WorkloadShape>(
   turnTokens: [200, 3_000],
   outputTokens: [100, 2_000],
   durationMs: [2_000, 40_000],
+  headMs: [500, 3_000],
   burstsPerDay: 2,
   burstSessions: [3, 8],
   burstTurns: [2, 8],
@@ -130,6 +133,7 @@ export function generateWorkload(shape: Readonly<WorkloadShape>): Workload {
     for (let k = 0; k < turns; k++) {
       const outputTokens = Math.round(draw(shape.outputTokens));
       const durationMs = Math.round(draw(shape.durationMs));
+      const headMs = Math.min(durationMs, Math.round(draw(shape.headMs)));
       requests.push({
         atMs: Math.round(t),
         requestId: '',
@@ -141,6 +145,7 @@ export function generateWorkload(shape: Readonly<WorkloadShape>): Workload {
         tailTokens: tail,
         outputTokens,
         durationMs,
+        headMs,
         policyIndex: 0,
         recordedServedBy: null,
         usageEstimated: false,
@@ -168,7 +173,7 @@ export function generateWorkload(shape: Readonly<WorkloadShape>): Workload {
   for (let day = 0; day < shape.days && serving.length > 0; day++) {
     for (let i = 0; i < shape.throttlesPerDay; i++) {
       const account = serving[Math.floor(rand() * serving.length)].label;
-      faults.push({ account, atMs: Math.round(activeStart(day) + rand() * activeMs), kind: 'throttle', cooldownMs: Math.round(draw(shape.throttleMs)) });
+      faults.push({ account, atMs: Math.round(activeStart(day) + rand() * activeMs), kind: 'throttle', answerMs: 0, cooldownMs: Math.round(draw(shape.throttleMs)) });
     }
   }
   faults.sort((x, y) => x.atMs - y.atMs);

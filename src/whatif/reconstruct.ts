@@ -86,7 +86,7 @@ export class WorkloadBuilder {
   private readonly policyIndex = new Map<string, number>();
   private readonly fiveHour = new WindowPeriods();
   private readonly sevenDay = new WindowPeriods();
-  private readonly faults: Array<{ account: string; atMs: number; kind: FaultKind }> = [];
+  private readonly faults: Array<{ account: string; atMs: number; answerMs: number; kind: FaultKind; requestId: string }> = [];
   private readonly cooling = new Map<string, CoolingSeen[]>();
   private readonly models = new Map<string, string>();
   private readonly stats: ReconstructStats = { records: 0, requests: 0, otherPaths: 0, clientErrors: 0, usageEstimated: 0, faults: 0 };
@@ -114,7 +114,7 @@ export class WorkloadBuilder {
       t += a.ms;
       const kind = faultKindOf(a.result);
       // At the request's arrival: the simulator sends every attempt of a request then.
-      if (kind) this.faults.push({ account: a.account, atMs, kind });
+      if (kind) this.faults.push({ account: a.account, atMs, answerMs: t - atMs, kind, requestId: r.requestId });
     }
     if (r.outcome === 'client_error') {
       this.stats.clientErrors++;
@@ -249,6 +249,7 @@ export class WorkloadBuilder {
         tailTokens: usage.inputTokens,
         outputTokens: usage.outputTokens,
         durationMs: r.durationMs,
+        headMs: r.visibleAtMs - r.atMs,
         policyIndex: r.policyIndex,
         recordedServedBy: r.servedBy,
         usageEstimated: estimated,
@@ -307,13 +308,14 @@ export class WorkloadBuilder {
   private faultsOf(): TransientFault[] {
     return this.faults
       .map((f): TransientFault => {
+        const answeredAt = f.atMs + f.answerMs;
         const seen = (this.cooling.get(f.account) ?? [])
-          .filter((c) => c.atMs >= f.atMs && c.untilMs > f.atMs && (c.reason === undefined || c.reason === f.kind))
+          .filter((c) => c.atMs >= answeredAt && c.untilMs > answeredAt && (c.reason === undefined || c.reason === f.kind))
           .sort((a, b) => a.atMs - b.atMs)[0];
         const fallback = defaultCooldownMs(f.kind);
         // A cooldown seen much later than the longest this kind sets belongs to a later event.
-        const cooldownMs = seen && seen.atMs - f.atMs <= Math.max(fallback, 15 * 60_000) ? seen.untilMs - f.atMs : fallback;
-        return { account: this.label(f.account), atMs: f.atMs, kind: f.kind, cooldownMs };
+        const cooldownMs = seen && seen.atMs - answeredAt <= Math.max(fallback, 15 * 60_000) ? seen.untilMs - answeredAt : fallback;
+        return { account: this.label(f.account), atMs: f.atMs, answerMs: f.answerMs, kind: f.kind, cooldownMs, requestId: f.requestId };
       })
       .sort((a, b) => a.atMs - b.atMs);
   }

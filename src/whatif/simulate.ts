@@ -6,7 +6,7 @@
  * reads its prompt cache. Every decision goes to the report builder of src/routing/report.ts, so a
  * simulated run is measured exactly as a real log is. Pure. The model: docs/whatif.md.
  */
-import { mergeCooldown, planCooldown } from '../quota/cooldown';
+import { planCooldown } from '../quota/cooldown';
 import { SessionAffinityStore } from '../routing/affinity';
 import { buildDecisionRecord, type AttemptRecord, type DecisionOutcome, type DecisionRecord, type UsageRecord } from '../routing/decision';
 import { computeMetrics, type MetricsParams } from '../routing/metrics';
@@ -110,17 +110,20 @@ class Replay {
       modelFamily: req.modelFamily,
     };
     const spec = this.workload.accounts;
-    const accounts: PlanAccount[] = this.world.map((w, i) => ({
-      id: w.label,
-      index: spec[i].index,
-      isPrimary: policy.primaryAccount === w.label,
-      fallback: w.fallback,
-      inflight: w.fallback ? 0 : w.inflight,
-      metrics: computeMetrics({ snapshot: w.quota(t), cooldown: w.cooldown }, params, t),
-      cooldownReason: w.cooldown && w.cooldown.untilMs > t ? w.cooldown.reason : undefined,
-      priority: spec[i].priority,
-      costTier: spec[i].costTier,
-    }));
+    const accounts: PlanAccount[] = this.world.map((w, i) => {
+      const cooldown = w.cooldownAt(t);
+      return {
+        id: w.label,
+        index: spec[i].index,
+        isPrimary: policy.primaryAccount === w.label,
+        fallback: w.fallback,
+        inflight: w.fallback ? 0 : w.inflight,
+        metrics: computeMetrics({ snapshot: w.quota(t), cooldown }, params, t),
+        cooldownReason: cooldown && cooldown.untilMs > t ? cooldown.reason : undefined,
+        priority: spec[i].priority,
+        costTier: spec[i].costTier,
+      };
+    });
     const binding = useAffinity && req.session ? this.affinity.get(req.session, t) : undefined;
     const plan = planRoute({
       accounts,
@@ -145,9 +148,9 @@ class Replay {
       const w = this.byLabel.get(a.id)!;
       if (cap > 0 && !a.fallback && w.inflight >= cap) continue;
       attempted.add(a.id);
-      const fault = w.takeFault(t);
+      const fault = w.takeFault(t, req.requestId);
       if (fault) {
-        w.cooldown = mergeCooldown(w.cooldown, faultCooldown(fault.kind, fault.cooldownMs, t));
+        w.coolDown(faultCooldown(fault.kind, fault.cooldownMs, t + fault.answerMs));
         attempts?.push({ account: a.id, status: FAULT_STATUS[fault.kind], result: fault.kind, ms: 0 });
         if (fault.kind === 'server_error' && serverErrors++ >= MAX_SERVER_ERROR_ROTATIONS) {
           gaveUp = true;
@@ -156,12 +159,12 @@ class Replay {
         continue;
       }
       if (w.refuses()) {
-        w.cooldown = mergeCooldown(w.cooldown, planCooldown({ kind: 'window_exhausted', untilMs: w.refusalEndsAtMs(), windows: [] }, t)!);
+        w.coolDown(planCooldown({ kind: 'window_exhausted', untilMs: w.refusalEndsAtMs(), windows: [] }, t)!);
         attempts?.push({ account: a.id, status: 429, result: 'window_exhausted', ms: 0 });
         continue;
       }
-      usage = w.serve(req.session, req.promptTokens, req.tailTokens, req.outputTokens, t);
-      attempts?.push({ account: a.id, status: 200, result: 'success', ms: 0 });
+      usage = w.serve(req.session, req.promptTokens, req.tailTokens, req.outputTokens, t, t + req.headMs);
+      attempts?.push({ account: a.id, status: 200, result: 'success', ms: req.headMs });
       if (!a.fallback) this.leases.hold(w, t + req.durationMs);
       served = a;
       break;

@@ -64,6 +64,8 @@ export interface WorkloadRequest {
   outputTokens: number;
   /** Arrival to the end of the answer, ms: how long it holds an in-flight lease. */
   durationMs: number;
+  /** Arrival to the serving answer's head, ms: until then the router does not see the tokens it counted. */
+  headMs: number;
   /** Index into `Workload.recordedPolicies`: the policy it was recorded under. */
   policyIndex: number;
   /** The account that served it in the log (null: none served it, or a generated workload). */
@@ -81,8 +83,12 @@ export interface TransientFault {
   /** When it struck: the arrival of the request whose attempt met it, epoch ms. */
   atMs: number;
   kind: FaultKind;
-  /** How long the account cooled down after it, ms (as recorded, else the router's default for the kind). */
+  /** From the arrival to the failed answer, ms: the account cools down from then. */
+  answerMs: number;
+  /** How long the account cooled down after the answer, ms (as recorded, else the router's default for the kind). */
   cooldownMs: number;
+  /** The request that met it, when recorded: of requests arriving in the same millisecond, it strikes that one. */
+  requestId?: string;
 }
 
 /** A session's state at the start of the log: its warm prefix on the account that served it, its binding. */

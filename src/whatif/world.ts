@@ -3,11 +3,12 @@
  * prompt cache (src/sim/windows.ts, src/sim/promptCache.ts) on a virtual clock, plus the router's
  * state the planner reads (cooldown, in-flight leases). Pure: time is always an argument (epoch ms).
  */
+import { mergeCooldown } from '../quota/cooldown';
 import type { Cooldown, QuotaSnapshot, QuotaWindow } from '../quota/types';
 import type { UsageRecord } from '../routing/decision';
 import type { WeeklyReset } from '../routing/weeklyResets';
 import { PromptCache } from '../sim/promptCache';
-import { chargedTokens, FIVE_HOUR_MS, SEVEN_DAY_MS, UsageWindow, worseStatus } from '../sim/windows';
+import { chargedTokens, FIVE_HOUR_MS, SEVEN_DAY_MS, UsageWindow, windowStatus, worseStatus, type WindowStatus } from '../sim/windows';
 import type { TransientFault, WorkloadAccount } from './workload';
 
 /** One account of the simulated pool. */
@@ -18,13 +19,17 @@ export class WorldAccount {
   readonly fiveHour: UsageWindow | undefined;
   readonly sevenDay: UsageWindow | undefined;
   readonly cache: PromptCache;
-  cooldown: Cooldown | undefined;
+  private cooldown: Cooldown | undefined;
+  /** Cooldowns set by answers still to come (a throttle's 429 arrives a little after its request). */
+  private pendingCooldowns: Cooldown[] = [];
   /** `/v1/messages` requests in flight on it (leases). */
   inflight = 0;
   private readonly schedule: readonly number[];
   private nextScheduled = 0;
   private readonly faults: TransientFault[];
   private nextFault = 0;
+  /** Tokens counted in the windows whose answer's head (and quota headers) has not reached the router yet. */
+  private unseen: Array<{ visibleAtMs: number; tokens: number }> = [];
 
   /**
    * @param spec the account as the workload holds it
@@ -51,23 +56,52 @@ export class WorldAccount {
   roll(nowMs: number, onWeeklyReset: (r: WeeklyReset) => void): void {
     const w = this.sevenDay;
     if (!w || !this.fiveHour) return;
+    // Unseen tokens belong to the window they were counted in.
+    if (this.fiveHour.resetAtMs !== null && nowMs >= this.fiveHour.resetAtMs) this.unseen = [];
     this.fiveHour.roll(nowMs);
     while (w.resetAtMs !== null && nowMs >= w.resetAtMs) {
       const resetAtMs = w.resetAtMs;
       const usedFraction = Math.min(1, w.utilization);
       onWeeklyReset({ account: this.label, resetAtMs, usedFraction, unusedFraction: 1 - usedFraction, unusedTokens: Math.max(0, w.limitTokens - w.usedTokens) });
       w.roll(nowMs);
+      this.unseen = [];
       while (this.nextScheduled < this.schedule.length && this.schedule[this.nextScheduled] <= resetAtMs) this.nextScheduled++;
       if (this.nextScheduled < this.schedule.length) w.resetAtMs = this.schedule[this.nextScheduled++];
     }
   }
 
-  /** The quota evidence the router holds at `nowMs`: the windows as they stand (the usage poller keeps it fresh). */
+  /**
+   * The quota evidence the router holds at `nowMs`: the windows as the latest answer heads showed
+   * them — without the tokens of answers whose head has not arrived — kept fresh (as the usage
+   * poller keeps it).
+   */
   quota(nowMs: number): QuotaSnapshot | undefined {
     if (!this.fiveHour || !this.sevenDay) return undefined;
-    const session = windowEvidence(this.fiveHour);
-    const weekly = windowEvidence(this.sevenDay);
-    return { observedAtMs: nowMs, source: 'headers', unifiedStatus: worseStatus(this.fiveHour.status, this.sevenDay.status), session, weekly, scoped: {} };
+    let hidden = 0;
+    if (this.unseen.length > 0) {
+      this.unseen = this.unseen.filter((u) => u.visibleAtMs > nowMs);
+      for (const u of this.unseen) hidden += u.tokens;
+    }
+    const session = windowEvidence(this.fiveHour, hidden);
+    const weekly = windowEvidence(this.sevenDay, hidden);
+    return { observedAtMs: nowMs, source: 'headers', unifiedStatus: worseStatus(session.status as WindowStatus, weekly.status as WindowStatus), session, weekly, scoped: {} };
+  }
+
+  /** The account's cooldown at `nowMs` (those set by answers that have arrived by then). */
+  cooldownAt(nowMs: number): Cooldown | undefined {
+    if (this.pendingCooldowns.length > 0) {
+      const due = this.pendingCooldowns.filter((c) => c.setAtMs <= nowMs);
+      if (due.length > 0) {
+        this.pendingCooldowns = this.pendingCooldowns.filter((c) => c.setAtMs > nowMs);
+        for (const c of due) this.cooldown = mergeCooldown(this.cooldown, c);
+      }
+    }
+    return this.cooldown;
+  }
+
+  /** Sets `cooldown` from its `setAtMs` on (merged as the router merges cooldowns: one never shortens). */
+  coolDown(cooldown: Cooldown): void {
+    this.pendingCooldowns.push(cooldown);
   }
 
   /** A window would refuse a request now (the fake upstream's 429 for a full window). */
@@ -86,12 +120,14 @@ export class WorldAccount {
    * The transient fault an attempt at `nowMs` meets, consumed, or undefined: a fault strikes the
    * first attempt on its account from its time until its cooldown would have ended.
    */
-  takeFault(nowMs: number): TransientFault | undefined {
+  takeFault(nowMs: number, requestId: string): TransientFault | undefined {
     while (this.nextFault < this.faults.length) {
       const f = this.faults[this.nextFault];
       if (nowMs < f.atMs) return undefined;
+      // In the millisecond it struck, it strikes the request that met it (others arrived with it).
+      if (nowMs === f.atMs && f.requestId !== undefined && f.requestId !== requestId) return undefined;
       this.nextFault++;
-      if (nowMs < f.atMs + Math.max(1, f.cooldownMs)) return f;
+      if (nowMs < f.atMs + f.answerMs + Math.max(1, f.cooldownMs)) return f;
     }
     return undefined;
   }
@@ -99,23 +135,32 @@ export class WorldAccount {
   /**
    * Serves a request at `nowMs`: the prompt cache says what is read and what is written, the
    * windows count it (`chargedTokens`), the prefix is cached.
+   * @param visibleAtMs when its answer's head reaches the router (epoch ms): the router sees its tokens from then
    * @returns the usage the account reports
    */
-  serve(session: string | null, promptTokens: number, tailTokens: number, outputTokens: number, nowMs: number): UsageRecord {
+  serve(session: string | null, promptTokens: number, tailTokens: number, outputTokens: number, nowMs: number, visibleAtMs: number): UsageRecord {
     const u = this.cache.plan(session, promptTokens, tailTokens, nowMs);
     if (this.fiveHour && this.sevenDay) {
-      const tokens = chargedTokens({ ...u, output_tokens: outputTokens });
+      const tokens = chargedTokens({
+        input_tokens: u.input_tokens,
+        cache_creation_input_tokens: u.cache_creation_input_tokens,
+        cache_read_input_tokens: u.cache_read_input_tokens,
+        output_tokens: outputTokens,
+      });
       this.fiveHour.start(nowMs);
       this.sevenDay.start(nowMs);
       this.fiveHour.add(tokens);
       this.sevenDay.add(tokens);
+      if (visibleAtMs > nowMs) this.unseen.push({ visibleAtMs, tokens });
     }
     this.cache.commit(session, promptTokens, nowMs);
     return { inputTokens: u.input_tokens, outputTokens, cacheCreationInputTokens: u.cache_creation_input_tokens, cacheReadInputTokens: u.cache_read_input_tokens };
   }
 }
 
-/** A window as its headers report it: status, utilisation, and its reset while it runs. */
-function windowEvidence(w: UsageWindow): QuotaWindow {
-  return w.resetAtMs === null ? { status: w.status, utilization: w.utilization } : { status: w.status, utilization: w.utilization, resetAtMs: w.resetAtMs };
+/** A window as its headers report it, `hidden` tokens not yet seen: status, utilisation, and its reset while it runs. */
+function windowEvidence(w: UsageWindow, hidden: number): QuotaWindow {
+  const utilization = hidden > 0 ? Math.max(0, w.usedTokens - hidden) / w.limitTokens : w.utilization;
+  const status = windowStatus(utilization);
+  return w.resetAtMs === null ? { status, utilization } : { status, utilization, resetAtMs: w.resetAtMs };
 }

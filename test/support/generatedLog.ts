@@ -5,7 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import { DecisionLineEncoder } from '../../src/routing/decisionLine';
 import type { RoutingPolicy } from '../../src/routing/policy';
-import { writeDecisionLog } from '../../src/whatif/generate';
+import { WEEK_SHAPE, writeDecisionLog, type WorkloadShape } from '../../src/whatif/generate';
 import type { SimulationResult } from '../../src/whatif/simulate';
 import type { Workload } from '../../src/whatif/workload';
 
@@ -23,3 +23,18 @@ export function writeGeneratedLog(file: string, workload: Workload, policy: Rout
   writeFileSync(file, lines.join('\n') + '\n');
   return result;
 }
+
+/**
+ * Two days on two accounts in which a, 40 % used, resets after one day without serving: b (first in
+ * order, a large allowance) serves everything under `sequential-drain`. The log has one weekly
+ * reset, which left 60 % of a's week unused.
+ */
+export const ONE_RESET_SHAPE: WorkloadShape = {
+  ...WEEK_SHAPE,
+  days: 2,
+  throttlesPerDay: 0,
+  accounts: [
+    { label: 'b', fiveHourLimitTokens: 50_000_000, sevenDayLimitTokens: 500_000_000, sevenDayUsed: 0.1, sevenDayResetInMs: 5 * 86_400_000 },
+    { label: 'a', fiveHourLimitTokens: 1_500_000, sevenDayLimitTokens: 12_000_000, sevenDayUsed: 0.4, sevenDayResetInMs: 86_400_000 },
+  ],
+};

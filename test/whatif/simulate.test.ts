@@ -39,7 +39,7 @@ describe('what-if replay in virtual time', () => {
 
   it('a recorded throttle strikes the same account at the same time: the session moves away and, without affinity, back', () => {
     const w = workload([account('a', 0), account('b', 1)], session('s1', 12, 10 * SEC), {
-      faults: [{ account: 'a', atMs: T0 + 50 * SEC, kind: 'throttle', cooldownMs: 30 * SEC }],
+      faults: [{ account: 'a', atMs: T0 + 50 * SEC, kind: 'throttle', answerMs: 0, cooldownMs: 30 * SEC }],
     });
     const plain = run(w);
     // Throttled at 50 s, a cools until 80 s: the turns at 50, 60 and 70 s go to b.
@@ -65,9 +65,25 @@ describe('what-if replay in virtual time', () => {
 
   it('a throttle on an account the policy does not use at that time changes nothing', () => {
     const w = workload([account('a', 0), account('b', 1)], session('s1', 12, 10 * SEC), {
-      faults: [{ account: 'b', atMs: T0 + 50 * SEC, kind: 'throttle', cooldownMs: 30 * SEC }],
+      faults: [{ account: 'b', atMs: T0 + 50 * SEC, kind: 'throttle', answerMs: 0, cooldownMs: 30 * SEC }],
     });
     assert.deepEqual(new Set(run(w).servedBy), new Set(['a']));
+  });
+
+  it("the router sees an account's tokens only when the answer's head arrives: a request planned before it still finds room", () => {
+    const nearlyFull = { fiveHourLimitTokens: 10_000, fiveHour: { used: 0.95, resetAtMs: T0 + HOUR } };
+    const reqs = [request(0, 'x', { promptTokens: 200, tailTokens: 200, outputTokens: 100, headMs: 5 * SEC, durationMs: 6 * SEC }), request(1 * SEC, 'y')];
+    const w = (lagged: typeof reqs) => workload([account('a', 0, nearlyFull), account('b', 1)], lagged);
+    // x takes a to 98 %, past the 97 % soft limit; y, planned 1 s later, sees it only if x's head is in.
+    assert.deepEqual(run(w(reqs)).servedBy, ['a', 'a']);
+    assert.deepEqual(run(w([{ ...reqs[0], headMs: 0 }, reqs[1]])).servedBy, ['a', 'b']);
+  });
+
+  it("a throttle cools its account from the 429's arrival: a request planned before it still goes there", () => {
+    const w = workload([account('a', 0), account('b', 1)], [request(50 * SEC, 'x'), request(51 * SEC, 'y'), request(53 * SEC, 'z')], {
+      faults: [{ account: 'a', atMs: T0 + 50 * SEC, kind: 'throttle', answerMs: 2 * SEC, cooldownMs: 30 * SEC }],
+    });
+    assert.deepEqual(run(w).servedBy, ['b', 'a', 'b']);
   });
 
   it('the prompt cache expires: a pause longer than its lifetime turns the next read into a write', () => {

@@ -43,6 +43,7 @@ export function request(at: number, session: string | null, over: Partial<Worklo
     tailTokens: 100,
     outputTokens: 100,
     durationMs: 1_000,
+    headMs: 0,
     policyIndex: 0,
     recordedServedBy: null,
     usageEstimated: false,
