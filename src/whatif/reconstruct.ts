@@ -169,12 +169,19 @@ export class WorkloadBuilder {
   }
 
   private policyOf(r: DecisionRecord): number {
-    const policy = recordedPolicy(r);
-    const key = JSON.stringify(policy);
+    // What recordedPolicy reads, cheaply: a record without strategy inputs needs no JSON.
+    const p = r.policy;
+    let primary = '';
+    for (const c of r.candidates) if (c.primary) primary = c.account;
+    let key = `${r.strategy}|${r.ranking}|${p.preferPrimary}|${p.sessionAffinity}|${p.sessionAffinityIdleTtlMs}|${p.spillInflight}|${p.quotaRouting}|${primary}`;
+    if (r.strategyInputs) {
+      const { nowMs: _now, roundRobinCursor: _cursor, ...keys } = r.strategyInputs;
+      key += JSON.stringify(keys);
+    }
     let i = this.policyIndex.get(key);
     if (i === undefined) {
       i = this.policies.length;
-      this.policies.push(policy);
+      this.policies.push(recordedPolicy(r));
       this.policyIndex.set(key, i);
     }
     return i;
@@ -345,7 +352,7 @@ function windowStart(periods: readonly WindowPeriod[], served: ServedTokens, sta
 
 /** The median of the defined numbers, or undefined when there is none. */
 function medianOf(values: ReadonlyArray<number | undefined>): number | undefined {
-  const v = values.filter((x): x is number => x !== undefined).sort((a, b) => a - b);
+  const v = Float64Array.from(values.filter((x): x is number => x !== undefined)).sort();
   if (v.length === 0) return undefined;
   return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
 }
