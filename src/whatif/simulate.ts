@@ -171,8 +171,9 @@ class Replay {
     }
     if (served && useAffinity) this.bind(req, plan, served, attempted, accounts, t);
 
+    // Counted over the plan, as the decision record counts it (single-account offers one account).
     let usable = 0;
-    for (const a of accounts) if (!a.fallback && a.metrics.usable) usable++;
+    for (const a of plan.order) if (!a.fallback && a.metrics.usable) usable++;
     const outcome: DecisionOutcome = served ? 'success' : gaveUp ? 'upstream_error' : 'no_usable_account';
     this.report.add({
       atMs: t,

@@ -123,6 +123,12 @@ describe('what-if replay in virtual time', () => {
     assert.ok(Math.abs(decisions[1].candidates[0].metrics.weeklyUsed! - 0) < 1e-12);
   });
 
+  it('usable accounts are counted over the plan, as the decision record counts them: single-account offers one', () => {
+    const w = workload([account('a', 0), account('b', 1)], session('s1', 10, 10 * SEC));
+    assert.equal(run(w).report.shareTimeAtMostOneUsable, 0);
+    assert.equal(run(w, policy({ strategy: 'single-account' })).report.shareTimeAtMostOneUsable, 1);
+  });
+
   it('the same workload and policy give the same result (draw-based strategies are seeded by the request id)', () => {
     const w = workload([account('a', 0), account('b', 1), account('c', 2)], [...session('s1', 20, 10 * SEC), ...session('s2', 20, 10 * SEC, { startAt: 5 * SEC })]);
     const p = policy({ strategy: 'capacity-weighted' });
