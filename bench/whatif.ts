@@ -46,7 +46,9 @@ function weekSpeed(): void {
     rows.push(`  ${name.padEnd(28)} ${ms.toFixed(0).padStart(6)} ms  ${fmt((w.requests.length / ms) * 1000).padStart(9)} requests/s`);
   }
   const days = (w.endMs - w.startMs) / DAY;
-  process.stdout.write(`a generated week: ${fmt(w.requests.length)} requests over ${days.toFixed(1)} days, replayed under ${rows.length} policies in ${(total / 1000).toFixed(2)} s\n`);
+  process.stdout.write(
+    `a generated week: ${fmt(w.requests.length)} requests over ${days.toFixed(1)} days, replayed under ${rows.length} policies in ${(total / 1000).toFixed(2)} s\n`,
+  );
   process.stdout.write(rows.join('\n') + '\n');
 }
 
@@ -87,7 +89,9 @@ async function seedSizedLog(dir: string): Promise<void> {
   out.end(pending.length ? pending.join('\n') + '\n' : '');
   await new Promise<void>((resolve, reject) => out.once('finish', resolve).once('error', reject));
   const mb = statSync(file).size / 1e6;
-  process.stdout.write(`\na seed-sized log: ${fmt(w.requests.length)} decisions over 9.5 days on 4 accounts, ${mb.toFixed(0)} MB, generated in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+  process.stdout.write(
+    `\na seed-sized log: ${fmt(w.requests.length)} decisions over 9.5 days on 4 accounts, ${mb.toFixed(0)} MB, generated in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`,
+  );
 
   // The child reports its own peak RSS as it exits: VmHWM, which starts afresh at exec (ru_maxrss would
   // carry this parent's peak over the fork).
