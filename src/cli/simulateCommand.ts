@@ -88,6 +88,7 @@ export async function runSimulate(files: readonly string[], opts: SimulateOption
   const cmp = compare(rec.workload, rec.actual, policies, opts.progress ? (done, total) => process.stderr.write(`progress ${done}/${total}\n`) : undefined);
   const out = simulationOutput(rec, cmp, performance.now() - started);
   process.stdout.write(opts.json ? JSON.stringify(out, null, 2) + '\n' : formatSimulation(out));
+  if (rec.stats.usageEstimated === rec.stats.requests) process.stderr.write('claude-router: WARNING: no request of the log recorded its token usage: every token figure is 0\n');
   if (!out.calibration.ok) {
     process.stderr.write(
       `claude-router: WARNING: replaying the logged policy does not reproduce the log (${out.calibration.figures

@@ -104,7 +104,8 @@ function limits(rec: Reconstruction): string[] {
     "The router's quota evidence is taken as exact and current; model-scoped windows and overage are not simulated.",
   ];
   if (rec.stats.faults) out.push(`${rec.stats.faults} transient failures (throttles, overloads, server errors) are replayed on the same account at the same time.`);
-  if (rec.stats.usageEstimated) out.push(`${rec.stats.usageEstimated} requests without recorded usage took their session's neighbouring request's tokens.`);
+  if (rec.stats.usageEstimated === rec.stats.requests) out.push('WARNING: no request of the log recorded its token usage: every token figure is 0 and no window fills.');
+  else if (rec.stats.usageEstimated) out.push(`${rec.stats.usageEstimated} requests without recorded usage took their session's neighbouring request's tokens.`);
   return out;
 }
 

@@ -126,7 +126,7 @@ export class WorkloadBuilder {
       session: r.stickyKeyHash,
       model: this.model(r.model),
       stream: r.stream === true,
-      usage: r.usage,
+      usage: usageOf(r.usage),
       servedBy: r.servedBy === null ? null : this.label(r.servedBy),
       servedByFallback: r.servedByFallback,
       durationMs: Math.max(0, r.durationMs ?? 0),
@@ -326,6 +326,18 @@ export class WorkloadBuilder {
       })
       .sort((a, b) => a.atMs - b.atMs);
   }
+}
+
+/** A recorded usage with every count a non-negative number, or null when there is none. */
+function usageOf(u: UsageRecord | null | undefined): UsageRecord | null {
+  if (!u || typeof u !== 'object') return null;
+  const n = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : 0);
+  return {
+    inputTokens: n(u.inputTokens),
+    outputTokens: n(u.outputTokens),
+    cacheCreationInputTokens: n(u.cacheCreationInputTokens),
+    cacheReadInputTokens: n(u.cacheReadInputTokens),
+  };
 }
 
 /** Tokens a served answer counts in its windows (the world model's rule, src/sim/windows.ts). */

@@ -119,6 +119,15 @@ describe('e2e: claude-router simulate', function () {
     assert.match(help.stdout, /^Usage: claude-router simulate \[options\] <decisions\.jsonl\.\.\.>/);
   });
 
+  it('reads a version 1 log; one without any recorded usage says so instead of printing silent zeros', async () => {
+    const v1 = path.resolve(__dirname, '../../../test/fixtures/ranking-branches.jsonl');
+    const r = await runCli(['simulate', v1, '--policy', 'round-robin']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^what-if: 28 requests \(28 sessions\)/);
+    assert.match(r.stdout, /^ {2}- WARNING: no request of the log recorded its token usage: every token figure is 0 and no window fills\.$/m);
+    assert.equal(r.stderr, 'claude-router: WARNING: no request of the log recorded its token usage: every token figure is 0\n');
+  });
+
   it('warns on stderr when replaying the logged policy does not reproduce the log', async () => {
     // Served requests rewritten as refused: a refusal the model cannot explain.
     const tampered = path.join(dir, 'tampered.jsonl');
