@@ -1,6 +1,6 @@
 /**
  * "Claude Router: Compare Routing Policies on My Traffic": the what-if simulator (docs/whatif.md)
- * on the extension's own decision log, in a child process (`dist/simulate.js`, never on the
+ * on the extension's own decision log (the simulated accounts' while they serve), in a child process (`dist/simulate.js`, never on the
  * extension host's thread) under a cancellable progress notification; the result in a webview — a
  * table and a chart of each policy's switches, cache writes, refused requests and unused allowance,
  * beside what the log shows happened — with "Use this policy", which writes the settings through
@@ -18,6 +18,7 @@ import { byRotationOrder } from '../proxy/state/decisionLog';
 import { refusedOf } from '../whatif/compare';
 import type { PolicyOutput, SimulationOutput } from '../whatif/output';
 import { parsePolicyName } from '../whatif/policies';
+import type { RouterService } from './routerService';
 import type { ChooseStrategyResult } from './strategyCommand';
 
 /** What the command did: the simulation, the page it showed, and the policy it applied when asked. */
@@ -87,8 +88,8 @@ const lastLine = (text: string) =>
     ?.replace(/^claude-router: /, '');
 
 /** The command. */
-export async function comparePolicies(context: vscode.ExtensionContext, filesArg?: unknown, useArg?: unknown): Promise<ComparePoliciesResult | undefined> {
-  const files = Array.isArray(filesArg) && filesArg.every((f) => typeof f === 'string') ? filesArg : ownLogs(context.globalStorageUri.fsPath);
+export async function comparePolicies(context: vscode.ExtensionContext, service: RouterService, filesArg?: unknown, useArg?: unknown): Promise<ComparePoliciesResult | undefined> {
+  const files = Array.isArray(filesArg) && filesArg.every((f) => typeof f === 'string') ? filesArg : ownLogs(service.decisionDir);
   if (files.length === 0) {
     void vscode.window.showInformationMessage('Claude Router: no decision log yet — the comparison needs some traffic through the router first.');
     return undefined;
@@ -103,7 +104,9 @@ export async function comparePolicies(context: vscode.ExtensionContext, filesArg
   if (!output) return undefined;
   const html = ComparePanel.show(output, (name) => void usePolicy(name));
   if (!output.calibration.ok) {
-    void vscode.window.showWarningMessage('Claude Router: replaying your recorded policy does not reproduce your log closely; treat the comparison with caution (see its calibration line).');
+    void vscode.window.showWarningMessage(
+      'Claude Router: replaying your recorded policy does not reproduce your log closely; treat the comparison with caution (see its calibration line).',
+    );
   }
   const used = typeof useArg === 'string' ? await usePolicy(useArg) : undefined;
   return { output, html, used };
@@ -122,7 +125,10 @@ class ComparePanel {
     ComparePanel.names = new Set(output.policies.map((p) => p.name));
     let panel = ComparePanel.current;
     if (!panel) {
-      panel = vscode.window.createWebviewPanel('claudeRouter.comparePolicies', 'Claude Router: Compare Routing Policies', vscode.ViewColumn.Active, { enableScripts: true, localResourceRoots: [] });
+      panel = vscode.window.createWebviewPanel('claudeRouter.comparePolicies', 'Claude Router: Compare Routing Policies', vscode.ViewColumn.Active, {
+        enableScripts: true,
+        localResourceRoots: [],
+      });
       ComparePanel.current = panel;
       panel.onDidDispose(() => (ComparePanel.current = undefined));
       // Only a policy of the table: the page names one, the extension checks it.
@@ -139,6 +145,7 @@ class ComparePanel {
 
 const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 const num = (n: number) => Math.round(n).toLocaleString('en-US');
+const plural = (n: number, word: string) => `${num(n)} ${word}${n === 1 ? '' : 's'}`;
 
 /** The figures the chart shows, per policy line. */
 const CHART: Array<{ title: string; value: (p: PolicyOutput) => number; text: (v: number) => string }> = [
@@ -166,7 +173,14 @@ function charts(rows: readonly PolicyOutput[]): string {
 /** The page: the table, the chart, the calibration and the limits. Labels and numbers only. */
 function page(o: SimulationOutput, cspSource: string): string {
   const nonce = randomBytes(16).toString('base64');
-  const actual: PolicyOutput = { name: 'actual (the log)', description: o.recorded.description, recorded: false, report: o.actual, refused: refusedOf(o.actual), unusedWeeklyAllowanceTokens: 0 };
+  const actual: PolicyOutput = {
+    name: 'actual (the log)',
+    description: o.recorded.description,
+    recorded: false,
+    report: o.actual,
+    refused: refusedOf(o.actual),
+    unusedWeeklyAllowanceTokens: 0,
+  };
   const lines = o.policies.some((p) => p.recorded) ? o.policies : [o.recorded, ...o.policies];
   const row = (p: PolicyOutput, button: boolean) => {
     const r = p.report;
@@ -206,7 +220,7 @@ button { color: var(--vscode-button-foreground); background: var(--vscode-button
 </style></head>
 <body>
 <h2>Routing policies on your traffic</h2>
-<p>${num(o.stats.requests)} requests of ${num(o.sessions)} sessions over ${o.span.days.toFixed(1)} days, replayed under each policy in ${(o.wallMs / 1000).toFixed(1)} s. Recorded policy: ${esc(o.recorded.description)}.</p>
+<p>${plural(o.stats.requests, 'request')} of ${plural(o.sessions, 'session')} over ${o.span.days.toFixed(1)} days, replayed under each policy in ${(o.wallMs / 1000).toFixed(1)} s. Recorded policy: ${esc(o.recorded.description)}.</p>
 <table><thead><tr><th>policy</th><th>switches/1k</th><th>switches</th><th>ping-pong</th><th>cache writes</th><th>≤1 usable</th><th>≥2 usable h</th><th>fallback</th><th>refused</th><th>unused at weekly resets</th><th></th></tr></thead>
 <tbody>${row(actual, false)}${lines.map((p) => row(p, true)).join('')}</tbody></table>
 <p class="${cal.ok ? 'muted' : 'warning'}">Calibration (the recorded policy replayed vs the log): ${esc(calText)} — ${cal.ok ? 'within ±10 % or ±2' : 'off by more than ±10 % and ±2: treat the comparison with caution'}.</p>

@@ -91,7 +91,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Claude
   });
   cmd('stopSimulated', () => svc.stopSimulated());
   cmd('chooseStrategy', (strategy?: unknown, ranking?: unknown) => chooseStrategy(svc, strategy, ranking));
-  cmd('comparePolicies', (files?: unknown, use?: unknown) => comparePolicies(context, files, use));
+  cmd('comparePolicies', (files?: unknown, use?: unknown) => comparePolicies(context, svc, files, use));
   cmd('rotateClientKey', async () => {
     await svc.rotateClientKey();
     void vscode.window.showInformationMessage(

@@ -33,7 +33,8 @@ describe('Compare Routing Policies on My Traffic', function () {
       assert.match(r.html, /<th scope="row"[^>]*>actual \(the log\)<\/th>/);
       assert.match(r.html, /<tr class="recorded"><th scope="row"[^>]*>\* fill-first:expiry-first<\/th>/);
       for (const name of ['fill-first:headroom-first', 'round-robin', 'weighted']) assert.match(r.html, new RegExp(`<button data-use="${name}">Use this policy</button>`));
-      for (const chart of ['Mid-session switches', 'Cache-creation tokens', 'Refused requests', 'Unused at weekly resets']) assert.match(r.html, new RegExp(`<figcaption>${chart}`));
+      for (const chart of ['Mid-session switches', 'Cache-creation tokens', 'Refused requests', 'Unused at weekly resets'])
+        assert.match(r.html, new RegExp(`<figcaption>${chart}`));
       assert.deepEqual(r.used, { written: true, strategy: 'fill-first', accountRanking: 'headroom-first' });
       assert.equal(routing().inspect('accountRanking')?.globalValue, 'headroom-first');
     } finally {
