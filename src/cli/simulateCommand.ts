@@ -15,7 +15,7 @@ import { SimulateInputError, simulateLogs, type PolicyArg, type SimulateRun } fr
 
 export interface SimulateOptions {
   /** `--policy`, in the order given: catalogue names or proxy-config.yaml files. */
-  policy: string[];
+  policy?: string[];
   all?: boolean;
   json?: boolean;
   /** `--progress`: a `progress <done>/<total>` line on stderr after each replay (for the VS Code extension). */
@@ -34,8 +34,7 @@ export function registerSimulate(program: Command, done: (code: number) => void)
     .option(
       '--policy <file|name>',
       'a policy to compare: strategy[:ranking] (e.g. fill-first:headroom-first) or a proxy-config.yaml (repeatable)',
-      (v: string, all: string[]) => [...all, v],
-      [],
+      (v: string, all: string[] | undefined) => [...(all ?? []), v],
     )
     .option('--all', 'every policy of the catalogue (each strategy; fill-first under both rankings)')
     .option('--json', 'the whole result as JSON')
@@ -49,7 +48,7 @@ export function registerSimulate(program: Command, done: (code: number) => void)
 
 /** Runs the command; returns its exit code. @throws UsageError (exit 2) for bad usage or input */
 export async function runSimulate(files: readonly string[], opts: SimulateOptions): Promise<number> {
-  const args = await Promise.all(opts.policy.map(resolvePolicyArg));
+  const args = await Promise.all((opts.policy ?? []).map(resolvePolicyArg));
   let run: SimulateRun;
   try {
     run = await simulateLogs(files, args, opts.all === true, opts.progress ? (done, total) => process.stderr.write(`progress ${done}/${total}\n`) : undefined);

@@ -43,7 +43,7 @@ export const LIVE_SHAPE: LiveShape = {
   turns: 40,
   thinkMs: 250,
   turnChars: 1_600,
-  throttles: [{ afterServed: 60, account: 'a', retryAfterS: 1 }],
+  throttles: [{ afterServed: 60, account: 'a', retryAfterS: 4 }],
 };
 
 /**
