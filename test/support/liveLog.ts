@@ -41,7 +41,7 @@ export const LIVE_SHAPE: LiveShape = {
   })),
   sessions: 8,
   turns: 40,
-  thinkMs: 250,
+  thinkMs: 400,
   turnChars: 1_600,
   throttles: [{ afterServed: 60, account: 'a', retryAfterS: 4 }],
 };
