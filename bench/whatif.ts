@@ -98,7 +98,7 @@ async function seedSizedLog(dir: string): Promise<void> {
   const preload = path.join(dir, 'maxrss.cjs');
   writeFileSync(
     preload,
-    "process.on('exit', () => process.stderr.write('maxrss_kb ' + /VmHWM:\\s+(\\d+)/.exec(require('fs').readFileSync('/proc/self/status', 'utf8'))[1] + '\\n'));\n",
+    "process.on('exit', () => { const c = process.cpuUsage(); process.stderr.write('maxrss_kb ' + /VmHWM:\\s+(\\d+)/.exec(require('fs').readFileSync('/proc/self/status', 'utf8'))[1] + ' cpu_ms ' + Math.round((c.user + c.system) / 1000) + '\\n'); });\n",
   );
   const args = ['-r', preload, CLI, 'simulate', file, ...SIX.flatMap((p) => ['--policy', p]), '--json'];
   const started = performance.now();
@@ -106,10 +106,11 @@ async function seedSizedLog(dir: string): Promise<void> {
   const wallS = (performance.now() - started) / 1000;
   if (code !== 0) throw new Error(`simulate exited ${code}: ${stderr}`);
   const rssMb = Number(/maxrss_kb (\d+)/.exec(stderr)?.[1] ?? NaN) / 1024;
+  const cpuS = Number(/cpu_ms (\d+)/.exec(stderr)?.[1] ?? NaN) / 1000;
   const result = JSON.parse(stdout) as { wallMs: number; policies: unknown[]; calibration: { ok: boolean } };
   const verdict = wallS < TARGET_WALL_S && rssMb < TARGET_RSS_MB ? 'PASS' : 'FAIL';
   process.stdout.write(
-    `simulated under ${result.policies.length} policies (+ the recorded one): process wall ${wallS.toFixed(1)} s (its own count: ${(result.wallMs / 1000).toFixed(1)} s), peak RSS ${rssMb.toFixed(0)} MB — ${verdict} (targets: < ${TARGET_WALL_S} s, < ${TARGET_RSS_MB} MB); calibration ${result.calibration.ok ? 'ok' : 'off'}\n`,
+    `simulated under ${result.policies.length} policies (+ the recorded one): process wall ${wallS.toFixed(1)} s (its own count: ${(result.wallMs / 1000).toFixed(1)} s, CPU ${cpuS.toFixed(1)} s), peak RSS ${rssMb.toFixed(0)} MB — ${verdict} (targets: < ${TARGET_WALL_S} s, < ${TARGET_RSS_MB} MB); calibration ${result.calibration.ok ? 'ok' : 'off'}\n`,
   );
 }
 
