@@ -15,7 +15,7 @@ import { readdirSync } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { byRotationOrder } from '../proxy/state/decisionLog';
-import { refusedOf } from '../whatif/compare';
+import { refusedOf, toleranceText } from '../whatif/compare';
 import type { PolicyOutput, SimulationOutput } from '../whatif/output';
 import { parsePolicyName } from '../whatif/policies';
 import type { RouterService } from './routerService';
@@ -223,7 +223,7 @@ button { color: var(--vscode-button-foreground); background: var(--vscode-button
 <p>${plural(o.stats.requests, 'request')} of ${plural(o.sessions, 'session')} over ${o.span.days.toFixed(1)} days, replayed under each policy in ${(o.wallMs / 1000).toFixed(1)} s. Recorded policy: ${esc(o.recorded.description)}.</p>
 <table><thead><tr><th>policy</th><th>switches/1k</th><th>switches</th><th>ping-pong</th><th>cache writes</th><th>≤1 usable</th><th>≥2 usable h</th><th>fallback</th><th>refused</th><th>unused at weekly resets</th><th></th></tr></thead>
 <tbody>${row(actual, false)}${lines.map((p) => row(p, true)).join('')}</tbody></table>
-<p class="${cal.ok ? 'muted' : 'warning'}">Calibration (the recorded policy replayed vs the log): ${esc(calText)} — ${cal.ok ? 'within ±10 % or ±2' : 'off by more than ±10 % and ±2: treat the comparison with caution'}.</p>
+<p class="${cal.ok ? 'muted' : 'warning'}">Calibration (the recorded policy replayed vs the log): ${esc(calText)} — ${cal.ok ? `within ${toleranceText('or')}` : `off by more than ${toleranceText('and')}: treat the comparison with caution`}.</p>
 <div>${charts([actual, ...lines])}</div>
 <h3>Limits</h3><ul>${o.limits.map((l) => `<li>${esc(l)}</li>`).join('')}</ul>
 <script nonce="${nonce}">

@@ -13,6 +13,11 @@ export const CALIBRATION_TOLERANCE_FRACTION = 0.1;
 /** Absolute part: ±2, for small counts. The larger of the two applies. */
 export const CALIBRATION_TOLERANCE_ABSOLUTE = 2;
 
+/** The tolerance in words: `±10 % or ±2` (within it), `±10 % and ±2` (off by more than both). */
+export function toleranceText(join: 'or' | 'and'): string {
+  return `±${CALIBRATION_TOLERANCE_FRACTION * 100} % ${join} ±${CALIBRATION_TOLERANCE_ABSOLUTE}`;
+}
+
 /** One figure of the calibration. */
 export interface CalibrationFigure {
   metric: 'mid-session switches' | 'cache-creation tokens' | 'refused requests';

@@ -4,7 +4,7 @@
  * and the limits of the model. Pure. How to read it: docs/whatif.md#reading-the-table.
  */
 import type { PolicyReport } from '../routing/report';
-import { refusedOf, type Calibration, type Comparison } from './compare';
+import { refusedOf, toleranceText, type Calibration, type Comparison } from './compare';
 import type { Reconstruction, ReconstructStats } from './reconstruct';
 import type { AllowanceSource, WindowStart } from './workload';
 
@@ -154,11 +154,11 @@ function calibrationLines(c: Calibration, recordedName: string): string[] {
     (f) => `${f.metric} ${num(f.simulated)} vs ${num(f.actual)}${f.error === null ? '' : ` (${f.error >= 0 ? '+' : ''}${(f.error * 100).toFixed(1)}%)`}`,
   );
   const verdict = c.ok
-    ? 'within ±10 % or ±2 of what happened'
+    ? `within ${toleranceText('or')} of what happened`
     : `WARNING: ${c.figures
         .filter((f) => !f.within)
         .map((f) => f.metric)
-        .join(', ')} off by more than ±10 % and ±2 — the reconstruction is too far off to trust these results`;
+        .join(', ')} off by more than ${toleranceText('and')} — the reconstruction is too far off to trust these results`;
   return [`calibration (${recordedName} replayed vs the log): ${figures.join(', ')} — ${verdict}.`];
 }
 
