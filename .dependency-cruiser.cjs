@@ -2,7 +2,7 @@
 //   quota/ → nothing of the product; routing/ → quota/; accounts/ → quota/, routing/;
 //   config/ → routing/, quota/; proxy/ → the four above; cli/ → all but vscode/; vscode/ → all;
 //   sim/ → none of them, imported only by cli/, vscode/ and whatif/ (its pure world model);
-//   whatif/ → routing/, quota/ and sim/'s world model. routing/ and quota/ do no I/O; only
+//   whatif/ → routing/, quota/ and sim/'s world model. routing/, quota/ and whatif/ do no I/O; only
 //   vscode/ imports `vscode`; no import cycles, type-only imports included.
 // Tests and benchmarks are not layered, but take part in the cycle check.
 // test/architecture/dependencyRules.test.ts proves that each rule bites.
@@ -110,6 +110,13 @@ module.exports = {
       comment: 'whatif/ replays decisions through the pure planner: routing/, quota/ and the sim world model only.',
       from: { path: '^src/whatif/' },
       to: { path: '^src/', pathNot: ['^src/(whatif|routing|quota|sim)/'] },
+    },
+    {
+      name: 'whatif-is-pure',
+      comment: 'whatif/ replays in virtual time: no I/O, timers or machine state (the CLI reads the logs and keeps the wall clock).',
+      severity: 'error',
+      from: { path: '^src/whatif/' },
+      to: { path: IMPURE_MODULES },
     },
     {
       name: 'sim-world-model-is-pure',

@@ -31,9 +31,9 @@ export default defineConfig(
     },
   },
   {
-    // routing/, quota/ and the simulator's world model are pure functions of their inputs and a clock
-    // argument: no wall clock, randomness, timers, environment or console (imports are checked by check:deps).
-    files: ['src/routing/**/*.ts', 'src/quota/**/*.ts', 'src/sim/windows.ts', 'src/sim/promptCache.ts'],
+    // routing/, quota/, the what-if simulator and the simulator's world model are pure functions of their
+    // inputs and a clock argument: no wall clock, randomness, timers, environment or console (imports are checked by check:deps).
+    files: ['src/routing/**/*.ts', 'src/quota/**/*.ts', 'src/whatif/**/*.ts', 'src/sim/windows.ts', 'src/sim/promptCache.ts'],
     rules: {
       'no-restricted-globals': [
         'error',

@@ -10,6 +10,7 @@ await esbuild.build({
     routing: 'bench/routing.ts',
     hotpath: 'bench/hotpath.ts',
     'cpuprofile-summary': 'bench/cpuprofile-summary.ts',
+    whatif: 'bench/whatif.ts',
   },
   outdir: 'out/bench',
   bundle: true,

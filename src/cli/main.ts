@@ -11,6 +11,7 @@
  *   claude-router report <decisions.jsonl>…
  *   claude-router replay <decisions.jsonl>… --ranking expiry-first
  *   claude-router completion bash|zsh|fish
+ *   claude-router simulate <decisions.jsonl>… [--policy FILE|NAME]… [--all] [--json]
  *
  * Arguments are parsed by commander (per-command help with an example, `--version`, a
  * suggestion for a mistyped command or option); each command's work stays in its own
@@ -32,6 +33,7 @@ import { runRotateKey } from './keyCommand';
 import { registerResetCooldown } from './resetCooldownCommand';
 import { runReplay, runReport } from './logCommands';
 import { configForStart, parsePort, UsageError, waitForSignal, type GlobalOptions } from './args';
+import { registerSimulate } from './simulateCommand';
 import { clientKeyFile } from './stateDir';
 
 interface StartOptions extends GlobalOptions {
@@ -217,6 +219,7 @@ export function buildProgram(done: (code: number) => void): Command {
       process.stdout.write(completionScript(program, shell));
       done(0);
     });
+  registerSimulate(program, done);
 
   return program;
 }

@@ -8,7 +8,8 @@
  */
 import { metricsFromRecord, type DecisionRecord } from './decision';
 import { planRoute, type PlanAccount } from './plan';
-import { DEFAULT_POLICY, type RoutingPolicy } from './policy';
+import type { RoutingPolicy } from './policy';
+import { recordedPolicy } from './recordedPolicy';
 import { rankAccounts, type AccountRanking, type RankCandidate } from './ranking';
 
 /** One decision whose order differs. */
@@ -83,25 +84,9 @@ export function replanOrder(r: DecisionRecord): string[] {
       // The probe table is not in the record; the probe it gave is.
       probe: r.probe?.account === c.account ? r.probe.kind : undefined,
     }));
-  const primary = r.candidates.find((c) => c.primary)?.account;
-  const policy: RoutingPolicy = {
-    ...DEFAULT_POLICY,
-    strategy: r.strategy,
-    accountRanking: r.ranking,
-    preferPrimary: r.policy.preferPrimary,
-    primaryAccount: primary,
-    sessionAffinity: r.policy.sessionAffinity,
-    sessionAffinityIdleTtlMs: r.policy.sessionAffinityIdleTtlMs,
-    // Only Messages calls spill (src/proxy/pipeline/plan.ts).
-    spillInflight: r.path === '/v1/messages' ? r.policy.spillInflight : 0,
-    quotaRouting: r.policy.quotaRouting,
-    maxInflightPerAccount: si.maxInflightPerAccount,
-    relativeAvailabilityTopK: si.relativeAvailabilityTopK,
-    relativeAvailabilityPower: si.relativeAvailabilityPower,
-    singleAccountLabel: si.singleAccountLabel ?? undefined,
-    weightedPreset: si.weightedPreset,
-    weights: si.weights,
-  };
+  const recorded = recordedPolicy(r);
+  // Only Messages calls spill (src/proxy/pipeline/plan.ts).
+  const policy: RoutingPolicy = r.path === '/v1/messages' ? recorded : { ...recorded, spillInflight: 0 };
   const bound = r.affinity.boundAccount;
   const plan = planRoute({
     accounts,

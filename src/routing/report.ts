@@ -1,5 +1,6 @@
 /**
- * The design seed's rollout metrics, computed from a decision log. Pure.
+ * The design seed's rollout metrics, computed from a decision log (or, by the what-if
+ * simulator, from the decisions of a simulated run). Pure.
  *
  * Definitions (so two reports are comparable):
  * - session request: a `/v1/messages` decision with a sticky key (its hash: a session id
@@ -10,21 +11,25 @@
  *   sign-in — the switching request's plan saw it exhausted (5h, 7d, account-wide or the
  *   model's window), at the session soft limit, signed out, revoked, disabled or removed, or
  *   its attempt there answered so; every other switch (a throttle, an overload, a network
- *   error, a better score) is unforced;
+ *   error, a better score) is unforced (counted only for entries that carry their candidates:
+ *   a decision log's, not a simulated run's);
  * - A→B→A ping-pong: a switch back to the account the session left, within
  *   5 minutes of leaving it;
  * - extra cache-creation tokens: cache-creation input tokens reported on the
  *   switching requests (the prefix written again on the new account);
  * - share of wall-clock time with ≤ 1 usable account: between consecutive
- *   decisions, the interval counts for the earlier decision's usable count;
- * - fallback share: served requests answered by a fallback account.
+ *   decisions, the interval counts for the earlier decision's usable count; the rest of
+ *   the span is the time with ≥ 2 usable accounts;
+ * - fallback share: served requests answered by a fallback account;
+ * - weekly resets that expired with unused allowance: weeklyResets.ts.
  */
-import type { DecisionRecord } from './decision';
+import type { AttemptRecord, DecisionRecord, RecordedCandidate, UsageRecord } from './decision';
+import { summarizeWeeklyResets, WindowPeriods, type WeeklyReset, type WeeklyResetSummary } from './weeklyResets';
 
 /** Ping-pong window (ms). */
 export const PING_PONG_WINDOW_MS = 5 * 60_000;
 
-export interface PolicyReport {
+export interface PolicyReport extends WeeklyResetSummary {
   decisions: number;
   sessionRequests: number;
   sessions: number;
@@ -40,10 +45,30 @@ export interface PolicyReport {
   cacheReadTokens: number;
   /** Fraction (0–1) of the logged wall-clock span with at most one usable account. */
   shareTimeAtMostOneUsable: number;
+  /** Hours of the logged wall-clock span with at least two usable accounts. */
+  hoursAtLeastTwoUsable: number;
   /** Fraction (0–1) of served requests answered by a fallback account. */
   fallbackShare: number;
   bySelectionReason: Record<string, number>;
   byOutcome: Record<string, number>;
+}
+
+/** What the report reads of one decision. */
+export interface ReportEntry {
+  /** Arrival time, epoch ms. */
+  atMs: number;
+  path: string;
+  selectionReason: string;
+  outcome: string;
+  servedBy: string | null;
+  servedByFallback: boolean;
+  stickyKeyHash: string | null;
+  /** Non-fallback accounts usable when it was planned. */
+  usableAccounts: number;
+  usage: UsageRecord | null;
+  /** The recorded candidates' filter verdicts and the attempts, which tell a forced switch from an unforced one (absent: not known). */
+  candidates?: readonly Pick<RecordedCandidate, 'account' | 'filter'>[];
+  attempts?: readonly Pick<AttemptRecord, 'account' | 'result'>[];
 }
 
 /** Filter verdicts of an account that cannot keep a session for its quota or sign-in (src/routing/planner/verdict.ts). */
@@ -62,8 +87,9 @@ const QUOTA_RESULTS: ReadonlySet<string> = new Set([
   'refresh_rejected',
 ]);
 
-/** Whether the switch in `r` away from `left` was forced by quota or sign-in. */
-function forcedSwitch(r: DecisionRecord, left: string): boolean {
+/** Whether the switch in `r` away from `left` was forced by quota or sign-in; undefined when the entry does not say. */
+function forcedSwitch(r: ReportEntry, left: string): boolean | undefined {
+  if (!r.candidates || !r.attempts) return undefined;
   const c = r.candidates.find((x) => x.account === left);
   if (!c) return true; // removed or disabled since
   const f = c.filter;
@@ -75,81 +101,153 @@ function inc(map: Record<string, number>, key: string): void {
   map[key] = (map[key] ?? 0) + 1;
 }
 
-/** Computes the report over records in any order (they are sorted by time). */
-export function computeReport(input: readonly DecisionRecord[]): PolicyReport {
-  const records = [...input].sort((a, b) => Date.parse(a.ts) - Date.parse(b.ts));
-  const bySelectionReason: Record<string, number> = {};
-  const byOutcome: Record<string, number> = {};
-  const last = new Map<string, { account: string; atMs: number; from?: { account: string; leftAtMs: number } }>();
-  let sessionRequests = 0;
-  let switches = 0;
-  let unforced = 0;
-  let pingPong = 0;
-  let switchCache = 0;
-  let cacheCreation = 0;
-  let cacheRead = 0;
-  let served = 0;
-  let fallbackServed = 0;
-  const sessions = new Set<string>();
+/** Where a session was last served, and the account it last switched away from. */
+interface SessionTrail {
+  account: string;
+  from?: { account: string; leftAtMs: number };
+}
 
-  for (const r of records) {
-    inc(bySelectionReason, r.selectionReason);
-    inc(byOutcome, r.outcome);
-    if (r.path !== '/v1/messages' || !r.servedBy) continue;
-    served++;
-    cacheCreation += r.usage?.cacheCreationInputTokens ?? 0;
-    cacheRead += r.usage?.cacheReadInputTokens ?? 0;
+/**
+ * The report, built one decision at a time: `add` takes decisions in arrival order, so a long log
+ * (or a simulated run) is never held whole. Weekly-window evidence is order-free (`weekly`).
+ */
+export class ReportBuilder {
+  /** The weekly windows seen in the candidates' quota evidence. */
+  readonly weekly = new WindowPeriods();
+  private readonly bySelectionReason: Record<string, number> = {};
+  private readonly byOutcome: Record<string, number> = {};
+  private readonly last = new Map<string, SessionTrail>();
+  private decisions = 0;
+  private sessionRequests = 0;
+  private switches = 0;
+  private unforced = 0;
+  private pingPong = 0;
+  private switchCache = 0;
+  private cacheCreation = 0;
+  private cacheRead = 0;
+  private served = 0;
+  private fallbackServed = 0;
+  private lowTime = 0;
+  private totalTime = 0;
+  private previous: { atMs: number; usable: number } | undefined;
+  private firstUsable = 0;
+
+  /** One decision; decisions come in arrival order. */
+  add(r: ReportEntry): void {
+    this.decisions++;
+    inc(this.bySelectionReason, r.selectionReason);
+    inc(this.byOutcome, r.outcome);
+    const prev = this.previous;
+    if (prev) {
+      const dt = r.atMs - prev.atMs;
+      if (dt > 0) {
+        this.totalTime += dt;
+        if (prev.usable <= 1) this.lowTime += dt;
+      }
+    } else {
+      this.firstUsable = r.usableAccounts;
+    }
+    this.previous = { atMs: r.atMs, usable: r.usableAccounts };
+    if (r.path !== '/v1/messages' || !r.servedBy) return;
+    this.served++;
+    this.cacheCreation += r.usage?.cacheCreationInputTokens ?? 0;
+    this.cacheRead += r.usage?.cacheReadInputTokens ?? 0;
     if (r.servedByFallback) {
-      fallbackServed++;
-      continue;
+      this.fallbackServed++;
+      return;
     }
     const key = r.stickyKeyHash;
-    if (!key) continue;
-    sessionRequests++;
-    sessions.add(key);
-    const at = Date.parse(r.ts);
-    const prev = last.get(key);
-    if (prev && prev.account !== r.servedBy) {
-      switches++;
-      if (!forcedSwitch(r, prev.account)) unforced++;
-      switchCache += r.usage?.cacheCreationInputTokens ?? 0;
-      if (prev.from && prev.from.account === r.servedBy && at - prev.from.leftAtMs <= PING_PONG_WINDOW_MS) pingPong++;
-      last.set(key, { account: r.servedBy, atMs: at, from: { account: prev.account, leftAtMs: at } });
-    } else {
-      last.set(key, { account: r.servedBy, atMs: at, from: prev?.from });
+    if (!key) return;
+    this.sessionRequests++;
+    const trail = this.last.get(key);
+    if (trail && trail.account !== r.servedBy) {
+      this.switches++;
+      if (forcedSwitch(r, trail.account) === false) this.unforced++;
+      this.switchCache += r.usage?.cacheCreationInputTokens ?? 0;
+      if (trail.from && trail.from.account === r.servedBy && r.atMs - trail.from.leftAtMs <= PING_PONG_WINDOW_MS) this.pingPong++;
+      this.last.set(key, { account: r.servedBy, from: { account: trail.account, leftAtMs: r.atMs } });
+    } else if (!trail) {
+      this.last.set(key, { account: r.servedBy });
     }
   }
 
-  let lowTime = 0;
-  let totalTime = 0;
-  for (let i = 0; i + 1 < records.length; i++) {
-    const dt = Date.parse(records[i + 1].ts) - Date.parse(records[i].ts);
-    if (!(dt > 0)) continue;
-    totalTime += dt;
-    if ((records[i].usableAccounts ?? 0) <= 1) lowTime += dt;
+  /**
+   * The report. Weekly resets are those of the evidence seen (`weekly`) up to the last decision,
+   * unless `resets` gives them (a simulation knows them exactly).
+   */
+  finish(resets?: readonly WeeklyReset[]): PolicyReport {
+    const endMs = this.previous?.atMs ?? 0;
+    return {
+      decisions: this.decisions,
+      sessionRequests: this.sessionRequests,
+      sessions: this.last.size,
+      midSessionSwitches: this.switches,
+      unforcedSwitches: this.unforced,
+      switchesPer1000SessionRequests: this.sessionRequests ? (this.switches * 1000) / this.sessionRequests : 0,
+      pingPongPairs: this.pingPong,
+      switchCacheCreationTokens: this.switchCache,
+      cacheCreationTokens: this.cacheCreation,
+      cacheReadTokens: this.cacheRead,
+      shareTimeAtMostOneUsable: this.totalTime ? this.lowTime / this.totalTime : this.decisions && this.firstUsable <= 1 ? 1 : 0,
+      hoursAtLeastTwoUsable: (this.totalTime - this.lowTime) / 3_600_000,
+      fallbackShare: this.served ? this.fallbackServed / this.served : 0,
+      bySelectionReason: this.bySelectionReason,
+      byOutcome: this.byOutcome,
+      ...summarizeWeeklyResets(resets ?? this.weekly.resets(endMs)),
+    };
   }
+}
 
+/** What the report reads of a decision record. */
+export function reportEntry(r: DecisionRecord): ReportEntry {
   return {
-    decisions: records.length,
-    sessionRequests,
-    sessions: sessions.size,
-    midSessionSwitches: switches,
-    unforcedSwitches: unforced,
-    switchesPer1000SessionRequests: sessionRequests ? (switches * 1000) / sessionRequests : 0,
-    pingPongPairs: pingPong,
-    switchCacheCreationTokens: switchCache,
-    cacheCreationTokens: cacheCreation,
-    cacheReadTokens: cacheRead,
-    shareTimeAtMostOneUsable: totalTime ? lowTime / totalTime : records.length && (records[0].usableAccounts ?? 0) <= 1 ? 1 : 0,
-    fallbackShare: served ? fallbackServed / served : 0,
-    bySelectionReason,
-    byOutcome,
+    atMs: Date.parse(r.ts),
+    path: r.path,
+    selectionReason: r.selectionReason,
+    outcome: r.outcome,
+    servedBy: r.servedBy,
+    servedByFallback: r.servedByFallback,
+    stickyKeyHash: r.stickyKeyHash,
+    usableAccounts: r.usableAccounts ?? 0,
+    usage: r.usage,
+    candidates: r.candidates,
+    attempts: r.attempts,
   };
+}
+
+/** Feeds the weekly-window evidence of a record's candidates (at its arrival time `atMs`) to `weekly`. */
+export function observeWeeklyWindows(weekly: WindowPeriods, r: DecisionRecord, atMs: number): void {
+  for (const c of r.candidates ?? []) if (!c.fallback && c.metrics) weekly.observe(c.account, atMs, c.metrics.weeklyUsed, c.metrics.weeklyResetMs);
+}
+
+/** Computes the report over records in any order (they are sorted by time). */
+export function computeReport(input: readonly DecisionRecord[]): PolicyReport {
+  const entries = input.map((r) => ({ r, e: reportEntry(r) })).sort((a, b) => a.e.atMs - b.e.atMs);
+  const builder = new ReportBuilder();
+  for (const { r, e } of entries) {
+    builder.add(e);
+    observeWeeklyWindows(builder.weekly, r, e.atMs);
+  }
+  return builder.finish();
+}
+
+/** A fraction as a percentage with one decimal: 0.431 → `43.1%`. */
+const pct = (f: number) => `${(f * 100).toFixed(1)}%`;
+
+/** The weekly-reset lines of a report. */
+function weeklyResetLines(r: PolicyReport): string[] {
+  const head = `weekly resets: ${r.weeklyResets.length} (${r.weeklyResetsWithUnused} expired with unused allowance, ${r.unusedWeeklyAllowance.toFixed(2)} account-weeks unused in all)`;
+  return [
+    head,
+    ...r.weeklyResets.map(
+      (w) =>
+        `  ${w.account}: reset ${new Date(w.resetAtMs).toISOString()}, ${pct(w.unusedFraction)} unused${w.unusedTokens === undefined ? '' : ` (${Math.round(w.unusedTokens)} tokens)`}`,
+    ),
+  ];
 }
 
 /** The report as text, one metric a line. */
 export function formatReport(r: PolicyReport): string {
-  const pct = (f: number) => `${(f * 100).toFixed(1)}%`;
   const lines = [
     `decisions: ${r.decisions}`,
     `session requests: ${r.sessionRequests} (${r.sessions} sessions)`,
@@ -157,8 +255,9 @@ export function formatReport(r: PolicyReport): string {
     `mid-session switches not forced by quota or sign-in: ${r.unforcedSwitches}`,
     `A→B→A ping-pong pairs within 5 minutes: ${r.pingPongPairs}`,
     `cache-creation tokens on switches: ${r.switchCacheCreationTokens} (of ${r.cacheCreationTokens} cache-creation, ${r.cacheReadTokens} cache-read)`,
-    `wall-clock time with ≤ 1 usable account: ${pct(r.shareTimeAtMostOneUsable)}`,
+    `wall-clock time with ≤ 1 usable account: ${pct(r.shareTimeAtMostOneUsable)} (${r.hoursAtLeastTwoUsable.toFixed(1)} h with ≥ 2)`,
     `fallback share: ${pct(r.fallbackShare)}`,
+    ...weeklyResetLines(r),
     'decisions by selection reason:',
     ...Object.entries(r.bySelectionReason)
       .sort((a, b) => b[1] - a[1])

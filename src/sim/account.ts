@@ -9,14 +9,16 @@ import { PromptCache } from './promptCache';
 import type { AccountWindows } from './ratelimitHeaders';
 import { ThrottleWindow } from './throttleWindow';
 import type { SimAccountSpec, SimUsage } from './types';
-import { FIVE_HOUR_MS, SEVEN_DAY_MS, UsageWindow, canonicalWindowName, modelFamily } from './windows';
-
-/** Default 5h window size, tokens. */
-export const DEFAULT_FIVE_HOUR_LIMIT_TOKENS = 2_000_000;
-/** Default 7d window size, tokens. */
-export const DEFAULT_SEVEN_DAY_LIMIT_TOKENS = 20_000_000;
-/** Weight of a cache-read token in the windows (fraction of a token). */
-export const CACHE_READ_WEIGHT = 0.1;
+import {
+  DEFAULT_FIVE_HOUR_LIMIT_TOKENS,
+  DEFAULT_SEVEN_DAY_LIMIT_TOKENS,
+  FIVE_HOUR_MS,
+  SEVEN_DAY_MS,
+  UsageWindow,
+  canonicalWindowName,
+  chargedTokens,
+  modelFamily,
+} from './windows';
 
 function checkFraction(v: number | undefined, what: string): number {
   if (v === undefined) return 0;
@@ -145,12 +147,9 @@ export class SimAccount {
     return null;
   }
 
-  /**
-   * Count a served answer: windows += input + cache creation + output + 0.1 × cache read
-   * (tokens); the scoped window only for its family.
-   */
+  /** Count a served answer in the windows (`chargedTokens`); the scoped window only for its family. */
   charge(usage: SimUsage, family: string | null): void {
-    const t = usage.input_tokens + usage.cache_creation_input_tokens + usage.output_tokens + CACHE_READ_WEIGHT * usage.cache_read_input_tokens;
+    const t = chargedTokens(usage);
     this.fiveHour.add(t);
     this.sevenDay.add(t);
     const s = family ? this.scoped.find((w) => w.name === `7d_${family}`) : undefined;

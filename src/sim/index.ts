@@ -11,5 +11,5 @@ export type { WindowStatus } from './windows';
 export { FAULT_KINDS, validateFault } from './faults';
 export { SIM_MODELS } from './models';
 export { DEFAULT_ACCESS_TOKEN_TTL_MS } from './oauth';
-export { DEFAULT_FIVE_HOUR_LIMIT_TOKENS, DEFAULT_SEVEN_DAY_LIMIT_TOKENS } from './account';
+export { DEFAULT_FIVE_HOUR_LIMIT_TOKENS, DEFAULT_SEVEN_DAY_LIMIT_TOKENS } from './windows';
 export { DEMO_ACCOUNTS, simAccounts } from './presets';

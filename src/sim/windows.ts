@@ -8,8 +8,27 @@
 export const FIVE_HOUR_MS = 5 * 60 * 60 * 1000;
 /** Length of the 7-day weekly window (and model-scoped windows), ms (604_800_000). */
 export const SEVEN_DAY_MS = 7 * 24 * 60 * 60 * 1000;
+/** Default 5h window size, tokens. */
+export const DEFAULT_FIVE_HOUR_LIMIT_TOKENS = 2_000_000;
+/** Default 7d window size, tokens. */
+export const DEFAULT_SEVEN_DAY_LIMIT_TOKENS = 20_000_000;
 /** Utilisation FRACTION from which a window reports `allowed_warning`. */
 export const WARNING_FRACTION = 0.8;
+/** Weight of a cache-read token in the windows (fraction of a token). */
+export const CACHE_READ_WEIGHT = 0.1;
+
+/** The token counts of one served answer, with Anthropic's field names. */
+export interface ChargedUsage {
+  input_tokens: number;
+  cache_creation_input_tokens: number;
+  cache_read_input_tokens: number;
+  output_tokens: number;
+}
+
+/** Tokens a served answer counts in its windows: input + cache creation + output + 0.1 × cache read (may be fractional). */
+export function chargedTokens(u: ChargedUsage): number {
+  return u.input_tokens + u.cache_creation_input_tokens + u.output_tokens + CACHE_READ_WEIGHT * u.cache_read_input_tokens;
+}
 
 /** Per-window verdict as the unified headers spell it. */
 export type WindowStatus = 'allowed' | 'allowed_warning' | 'rejected';

@@ -13,6 +13,7 @@ import { SettingsService } from './settings';
 import { StatusBarController } from './statusBar';
 import { StatusPanel } from './statusPanel';
 import { chooseStrategy } from './strategyCommand';
+import { comparePolicies } from './comparePolicies';
 import { TerminalEnvironment } from './terminalEnv';
 import type { ProxyRole } from '../proxy/http/sharedProxy';
 import { AccountsTreeProvider, SessionsTreeProvider } from './treeViews';
@@ -91,6 +92,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Claude
   });
   cmd('stopSimulated', () => svc.stopSimulated());
   cmd('chooseStrategy', (strategy?: unknown, ranking?: unknown) => chooseStrategy(svc, strategy, ranking));
+  cmd('comparePolicies', (files?: unknown, use?: unknown) => comparePolicies(context, svc, files, use));
   cmd('rotateClientKey', async () => {
     await svc.rotateClientKey();
     void vscode.window.showInformationMessage(

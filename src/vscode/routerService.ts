@@ -40,6 +40,8 @@ interface EngineSet {
   router: Router;
   close(): Promise<void>;
   simulated: FakeUpstream | undefined;
+  /** Where its decision log is written. */
+  decisionDir: string;
 }
 
 export class RouterService {
@@ -89,6 +91,11 @@ export class RouterService {
 
   get simulated(): boolean {
     return this.active?.simulated !== undefined;
+  }
+
+  /** The folder of the decision log of the accounts in use (simulated ones have their own). */
+  get decisionDir(): string {
+    return this.active?.decisionDir ?? this.context.globalStorageUri.fsPath;
   }
 
   /** The proxy URL clients should use. */
@@ -284,7 +291,7 @@ export class RouterService {
       saveState: false,
     });
     if (this.lastSettingsError) router.engine.reportReloadError(this.lastSettingsError);
-    return { router, simulated: undefined, close: () => router.close() };
+    return { router, simulated: undefined, decisionDir: dir, close: () => router.close() };
   }
 
   private async runtimeFromSettingsDefaults(): Promise<RuntimeConfig> {
@@ -332,6 +339,7 @@ export class RouterService {
     for (const a of DEMO_ACCOUNTS) await store.set(a.label, { accessToken: a.accessToken, refreshToken: a.refreshToken });
     const accounts: AccountInfo[] = DEMO_ACCOUNTS.map((a) => ({ label: a.label, kind: 'oauth', fallback: false, enabled: true }));
     const real = this.real!.router.engine;
+    const decisionDir = mkdtempSync(path.join(os.tmpdir(), 'claude-router-simulated-'));
     const router = await createRouter({
       config: { policy: real.config.policy, accounts, upstreamBaseUrl: sim.url },
       sources: real.configStatus.sources,
@@ -339,7 +347,7 @@ export class RouterService {
       tokenUrl: sim.tokenUrl,
       clientKey: this.clientKey,
       log: this.log,
-      decisionDir: mkdtempSync(path.join(os.tmpdir(), 'claude-router-simulated-')),
+      decisionDir,
     });
     for (let i = 0; i < accounts.length; i++) await router.poller.tick(); // show utilisation at once
     const onChanged = () => this.changed.fire();
@@ -347,6 +355,7 @@ export class RouterService {
     this.active = {
       router,
       simulated: sim,
+      decisionDir,
       close: async () => {
         router.state.events.off('changed', onChanged);
         await router.close();

@@ -30,6 +30,7 @@ const TREE: Record<string, string> = {
   'src/sim/windows.ts': `import { createServer } from 'node:http';\nexport const WINDOW = 5;\nexport const s = createServer;\n`,
   'src/sim/fake.ts': `import { WINDOW } from './windows';\nimport { cap } from '../routing/ok';\nexport const FAKE = WINDOW + cap;\n`,
   'src/whatif/replay.ts': `import { cap } from '../routing/ok';\nimport { WINDOW } from '../sim/windows';\nimport { FAKE } from '../sim/fake';\nimport type { C } from '../config/load';\nexport const r: [number, C?] = [cap + WINDOW + FAKE];\n`,
+  'src/whatif/serve.ts': `import { createServer } from 'node:http';\nimport { serve } from '../proxy/server';\nimport { main } from '../cli/main';\nimport { ext } from '../vscode/ext';\nimport { n } from '../accounts/account';\nexport const s = [createServer, serve, main, ext, n];\n`,
 };
 
 /** rule name: from → to (a cycle is reported once, by its first step). */
@@ -46,7 +47,12 @@ const EXPECTED = [
   'sim-imports-no-engine-layer: src/sim/fake.ts → src/routing/ok.ts',
   'sim-world-model-is-pure: src/sim/windows.ts → http',
   'whatif-imports-only-routing-quota-and-world-model: src/whatif/replay.ts → src/config/load.ts',
+  'whatif-imports-only-routing-quota-and-world-model: src/whatif/serve.ts → src/accounts/account.ts',
+  'whatif-imports-only-routing-quota-and-world-model: src/whatif/serve.ts → src/cli/main.ts',
+  'whatif-imports-only-routing-quota-and-world-model: src/whatif/serve.ts → src/proxy/server.ts',
+  'whatif-imports-only-routing-quota-and-world-model: src/whatif/serve.ts → src/vscode/ext.ts',
   'whatif-imports-only-sim-world-model: src/whatif/replay.ts → src/sim/fake.ts',
+  'whatif-is-pure: src/whatif/serve.ts → http',
 ];
 
 interface Violation {

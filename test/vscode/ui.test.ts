@@ -2,10 +2,11 @@
  * The product as a user gets it: the packaged VSIX installed into real VS Code
  * (code-server), driven through headless Chromium. With simulated accounts the
  * Accounts view lists them with utilisation, the status bar shows the pool,
- * "Show Routing Status" opens the panel with accounts and decisions, and the
+ * "Show Routing Status" opens the panel with accounts and decisions, the
  * real Claude Code CLI started in an integrated terminal (so with the
  * extension's terminal environment) gets an answer through the extension's
- * proxy. Screenshots go to test-artifacts/.
+ * proxy, and "Compare Routing Policies on My Traffic" shows the what-if table.
+ * Screenshots go to test-artifacts/.
  */
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
@@ -146,5 +147,17 @@ describe('the VSIX in real VS Code, driven like a user', function () {
       assert.ok(Math.abs(fill.width - (outer.width * value) / 100) <= 3, `bar of ${value} % drawn ${fill.width.toFixed(1)} of ${outer.width.toFixed(1)} px`);
     }
     await screenshot(page, 'vscode-routing-status-panel');
+  });
+
+  it('"Compare Routing Policies on My Traffic" shows each policy beside the traffic so far, in a table and a chart', async () => {
+    await runCommand(page, 'Claude Router: Compare Routing Policies on My Traffic');
+    const body = await waitForWebviewText(page, /Routing policies on your traffic/, 60_000);
+    const text = await body.innerText();
+    assert.match(text, /actual \(the log\)/);
+    assert.match(text, /\* fill-first:expiry-first/, 'the recorded policy is marked');
+    assert.match(text, /Calibration \(the recorded policy replayed vs the log\)/);
+    assert.ok((await body.locator('button', { hasText: 'Use this policy' }).count()) >= 9, 'a button for each other policy');
+    assert.ok((await body.locator('figure svg rect').count()) >= 4 * 11, 'a bar per policy in each chart');
+    await screenshot(page, 'vscode-compare-policies');
   });
 });
