@@ -108,9 +108,11 @@ export async function runAccounts(sub: 'list' | 'add' | 'import' | 'remove', val
     case 'remove': {
       const label = positionals[0] ?? values.label;
       if (!label) throw new UsageError('accounts remove <label>');
+      const inConfig = (config.accounts ?? []).some((a) => a.label === label);
+      if (!inConfig && !(await registry.list()).some((a) => a.label === label)) throw new UsageError(`no account "${label}"; \`claude-router accounts list\` shows them`);
       const removed = await registry.remove(label);
       await store.delete(label);
-      if (!removed && (config.accounts ?? []).some((a) => a.label === label)) {
+      if (!removed && inConfig) {
         process.stdout.write(`"${label}" is defined in the config file; remove it there too\n`);
       }
       process.stdout.write(`removed account "${label}"\n`);

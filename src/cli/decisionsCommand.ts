@@ -78,7 +78,8 @@ export async function runDecisions(values: DecisionsOptions): Promise<number> {
   else print(records);
   if (!values.follow) return 0;
 
-  const seen = new Set(records.map((r) => r.requestId));
+  // Only what comes after the newest decision printed: a poll reads pages back to it.
+  let last = records.at(-1);
   let stop = false;
   void waitForSignal().then(() => (stop = true));
   while (!stop) {
@@ -86,14 +87,19 @@ export async function runDecisions(values: DecisionsOptions): Promise<number> {
     if (stop) break;
     let fresh: DecisionRecord[];
     try {
-      fresh = await newest(target, query, PAGE * FOLLOW_PAGES, (r) => seen.has(r.requestId));
+      fresh = await newest(target, query, PAGE * FOLLOW_PAGES, (r) => r.requestId === last?.requestId);
     } catch (err) {
-      process.stderr.write(`claude-router: ${(err as Error).message}\n`);
+      process.stderr.write(`claude-router: ${(err as Error).message}
+`);
       return 1;
     }
-    const unseen = fresh.filter((r) => !seen.has(r.requestId));
-    for (const r of unseen) seen.add(r.requestId);
-    if (unseen.length) print(unseen);
+    const at = last ? fresh.findIndex((r) => r.requestId === last!.requestId) : -1;
+    // Past the pages read back (a burst of new decisions), everything not older than the last printed.
+    const unseen = at >= 0 ? fresh.slice(at + 1) : last ? fresh.filter((r) => r.ts >= last!.ts && r.requestId !== last!.requestId) : fresh;
+    if (unseen.length) {
+      print(unseen);
+      last = unseen[unseen.length - 1];
+    }
   }
   return 0;
 }

@@ -190,6 +190,7 @@ describe('e2e: claude-router accounts edits beside a running proxy', function ()
     const before = readFileSync(file, 'utf8');
     for (const [args, message] of [
       [['accounts', 'disable', 'nobody'], 'no account "nobody"; `claude-router accounts list` shows them'],
+      [['accounts', 'remove', 'nobody'], 'no account "nobody"; `claude-router accounts list` shows them'],
       [['accounts', 'move', 'work', '9'], 'position: expected up, down, first, last or 1–2, got "9"'],
       [['accounts', 'rename', 'work', 'personal'], 'an account "personal" exists already'],
       [['accounts', 'rename', 'work', '__proto__'], 'the new name: 1–64 characters, no control characters, not a reserved name'],

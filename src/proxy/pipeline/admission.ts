@@ -11,6 +11,7 @@
 import type { AttemptRecord } from '../../routing/decision';
 import type { PlanAccount } from '../../routing/plan';
 import type { RoutingPolicy } from '../../routing/policy';
+import { isTransientCooldown } from '../../quota/cooldown';
 import { rampWindow } from '../state/concurrency';
 import { waitingLimits } from '../state/waitingRoom';
 import type { RequestContext, RouterServices } from './context';
@@ -125,7 +126,8 @@ export function settle(ctx: RequestContext, account: PlanAccount, rotated: boole
   }
   if (!usableNow(ctx, account.id)) {
     // Its sessions' requests move now: whoever takes them starts slowly, and its own waiters go elsewhere.
-    if (policy.admissionRamp) t.herdUntilMs = s.now() + HERD_WINDOW_MS;
+    // A transient pause moves no herd: its sessions wait for it or come back (docs/routing.md#bindings-and-blips).
+    if (policy.admissionRamp && !isTransientCooldown(s.state.cooldowns.get(account.id)?.reason)) t.herdUntilMs = s.now() + HERD_WINDOW_MS;
     t.endRamp(account.id);
     const entry = t.get(account.id);
     if (entry) s.waitingRoom.wake(entry.queue, Infinity);
@@ -183,7 +185,8 @@ function roomOn(s: RouterServices, policy: RoutingPolicy, label: string, now: nu
 
 /**
  * Starts `label`'s ramp when many requests may be moving onto it: it is idle while a herd window
- * is open, or it takes its first request after a cooldown ended (once per cooldown).
+ * is open, or it takes its first request after a cooldown ended (once per cooldown) — not after a
+ * transient one (throttle, overload, server errors): the sessions that waited it out come back as they left.
  */
 function startRampIfMoving(s: RouterServices, label: string, now: number): void {
   const t = s.state.concurrency;
@@ -196,7 +199,7 @@ function startRampIfMoving(s: RouterServices, label: string, now: number): void 
     }
   }
   const cd = s.state.cooldowns.get(label);
-  if (cd && cd.untilMs <= now && t.rampAfterCooldown(label, cd.setAtMs)) t.startRamp(label, now);
+  if (cd && cd.untilMs <= now && !isTransientCooldown(cd.reason) && t.rampAfterCooldown(label, cd.setAtMs)) t.startRamp(label, now);
 }
 
 /**
