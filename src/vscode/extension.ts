@@ -97,7 +97,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Claude
     );
   });
   context.subscriptions.push(...registerAccountCommands(svc));
-  context.subscriptions.push({ dispose: () => StatusPanel.current?.dispose() });
+  context.subscriptions.push(StatusPanel.register(context.extensionUri, model, svc), { dispose: () => StatusPanel.current?.dispose() });
 
   return { service: svc, model, url: () => svc.url, clientKey: () => svc.clientKey };
 }

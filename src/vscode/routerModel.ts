@@ -9,6 +9,7 @@ import type { DecisionRecord } from '../routing/decision';
 import { readDecisionRecord } from '../routing/decisionRead';
 import { toStickyKeyHash } from '../routing/identify';
 import type { StatusReport } from '../proxy/status/status';
+import { UsageHistory } from '../proxy/status/usageHistory';
 import { fetchFromRouter } from '../proxy/http/identity';
 import type { RouterService } from './routerService';
 
@@ -20,6 +21,10 @@ export class RouterModel implements vscode.Disposable {
   decisions: DecisionRecord[] = [];
   /** Why the model could not be read (follower cannot reach the leader, …). */
   error: string | undefined;
+  /** Each account's utilisation over time, sampled at every refresh (bounded: see usageHistory.ts). */
+  readonly history = new UsageHistory();
+  /** The model the "next request" preview is worked out for; null for a model-less request. */
+  previewModel: string | null = null;
   private seq = 0;
   private pending: NodeJS.Timeout | undefined;
   private readonly subscription: vscode.Disposable;
@@ -45,7 +50,10 @@ export class RouterModel implements vscode.Disposable {
     const seq = ++this.seq;
     const next = await this.read();
     if (seq !== this.seq) return;
-    if (next.status) this.status = next.status;
+    if (next.status) {
+      this.status = next.status;
+      this.history.record(next.status, Date.now());
+    }
     if (next.decisions) this.decisions = next.decisions;
     this.error = next.error;
     this.emitter.fire();

@@ -1,0 +1,117 @@
+/**
+ * Usage over time: per account, its 5-hour and weekly utilisation as two SVG polylines over the last
+ * hour or day, cooldowns shaded, resets marked, and the samples as a table for screen readers and
+ * for anyone who wants the numbers. Drawn with DOM APIs (no chart library: what is drawn stays
+ * checkable against the numbers, and nothing needs inline styles or eval under the panel's CSP).
+ */
+import type { PanelData } from '../proxy/status/panelData';
+import type { UsagePoint, UsageSeries } from '../proxy/status/usageHistory';
+import { button, h, section, svg } from './dom';
+import { accountClass, clock } from './palette';
+
+/** The chart's coordinate box: x 0–600 across the range, y 0 (100 % used) – 100 (0 %). */
+export const CHART_W = 600;
+export const CHART_H = 100;
+
+const x = (t: number, s: UsageSeries) => +(((t - s.fromMs) / (s.toMs - s.fromMs)) * CHART_W).toFixed(2);
+const y = (used: number) => +(CHART_H - Math.min(1, Math.max(0, used)) * CHART_H).toFixed(2);
+const pct = (v: number | null) => (v === null ? '?' : `${Math.round(v * 100)}%`);
+
+function line(s: UsageSeries, pick: (p: UsagePoint) => number | null, window: string, cls: string): SVGElement | null {
+  const pts = s.points.filter((p) => pick(p) !== null).map((p) => `${x(p.t, s)},${y(pick(p)!)}`);
+  if (pts.length === 0) return null;
+  return svg('polyline', { class: `line ${cls}`, points: pts.join(' '), 'data-window': window });
+}
+
+/** Shaded spans where the router held the account in a cooldown. */
+function coolingSpans(s: UsageSeries): SVGElement[] {
+  const spans: SVGElement[] = [];
+  let start: number | null = null;
+  s.points.forEach((p, i) => {
+    if (p.cooling && start === null) start = p.t;
+    const end = !p.cooling ? p.t : i === s.points.length - 1 ? s.toMs : null;
+    if (start !== null && end !== null) {
+      spans.push(svg('rect', { class: 'cooling', x: x(start, s), y: 0, width: Math.max(1, x(end, s) - x(start, s)), height: CHART_H }, svg('title', {}, 'cooling down')));
+      start = null;
+    }
+  });
+  return spans;
+}
+
+function chart(s: UsageSeries, d: PanelData, open: boolean): HTMLElement {
+  const cls = accountClass(d.palette, s.label);
+  const span = s.range === 'hour' ? 'the last hour' : 'the last 24 hours';
+  const resets = s.points
+    .filter((p) => p.reset)
+    .map((p) => svg('line', { class: 'reset', x1: x(p.t, s), x2: x(p.t, s), y1: 0, y2: CHART_H }, svg('title', {}, '5-hour window reset')));
+  return h(
+    'figure',
+    { class: 'chart-box', id: `chart-${s.label}`, 'data-account': s.label },
+    h(
+      'figcaption',
+      {},
+      h('strong', {}, s.label),
+      h('span', { class: `key solid ${cls}` }, '5 h'),
+      h('span', { class: `key dashed ${cls}` }, '7 d'),
+      h('span', { class: 'muted' }, s.points.length ? `${s.points.length} samples over ${span}` : `no samples over ${span} yet`),
+    ),
+    svg(
+      'svg',
+      {
+        class: 'chart',
+        viewBox: `0 0 ${CHART_W} ${CHART_H}`,
+        preserveAspectRatio: 'none',
+        role: 'img',
+        'aria-label': `${s.label}: 5-hour and weekly utilisation over ${span}`,
+      },
+      [0.5, 0.8].map((g) => svg('line', { class: 'grid', x1: 0, x2: CHART_W, y1: y(g), y2: y(g) })),
+      coolingSpans(s),
+      resets,
+      line(s, (p) => p.weekly, '7d', `dashed ${cls}`),
+      line(s, (p) => p.session, '5h', `solid ${cls}`),
+    ),
+    h(
+      'details',
+      { class: 'chart-data', id: `chart-data-${s.label}`, 'data-key': `chart:${s.label}`, open },
+      h('summary', {}, 'Samples'),
+      open
+        ? h(
+            'table',
+            { class: 'samples' },
+            h(
+              'thead',
+              {},
+              h('tr', {}, h('th', { scope: 'col' }, 'time'), h('th', { scope: 'col' }, '5 h'), h('th', { scope: 'col' }, '7 d'), h('th', { scope: 'col' }, 'cooling')),
+            ),
+            h(
+              'tbody',
+              {},
+              s.points.map((p) =>
+                h(
+                  'tr',
+                  { 'data-t': p.t, 'data-session': p.session ?? '', 'data-weekly': p.weekly ?? '' },
+                  h('td', {}, clock(p.t)),
+                  h('td', {}, pct(p.session)),
+                  h('td', {}, pct(p.weekly)),
+                  h('td', {}, p.cooling ? 'yes' : ''),
+                ),
+              ),
+            ),
+          )
+        : null,
+    ),
+  );
+}
+
+/** The "Usage over time" section; `openData` holds the charts whose samples table is open. */
+export function chartsSection(d: PanelData, openData: ReadonlySet<string>): HTMLElement {
+  const rangeButton = (range: 'hour' | 'day', label: string) =>
+    button(label, 'range', { range }, { class: d.range === range ? 'toggle on' : 'toggle', 'aria-pressed': d.range === range ? 'true' : 'false' });
+  return section(
+    'charts',
+    'Usage over time',
+    h('div', { class: 'actions', role: 'group', 'aria-label': 'time span' }, rangeButton('hour', 'Last hour'), rangeButton('day', 'Last 24 hours')),
+    d.history.length === 0 ? h('p', { class: 'muted' }, 'No samples yet.') : d.history.map((s) => chart(s, d, openData.has(`chart:${s.label}`))),
+    h('p', { class: 'muted' }, 'Sampled by this window while it runs (the last hour every 10 s, the last day every minute); cooldowns shaded, 5-hour resets marked.'),
+  );
+}
