@@ -48,6 +48,11 @@ describe('the VSIX in real VS Code, driven like a user', function () {
   let server: CodeServer | undefined;
   let browser: Browser | undefined;
   let page: Page;
+  let userDataDir: string;
+  /** Where the terminal writes the proxy's URL and the local client key (first and second line). */
+  let proxyFile: string;
+  /** Console messages of the workbench and its webviews that report a CSP violation. */
+  const cspErrors: string[] = [];
 
   before(async () => {
     temp = fs.mkdtempSync(path.join(os.tmpdir(), 'router-ui-'));
@@ -58,15 +63,24 @@ describe('the VSIX in real VS Code, driven like a user', function () {
       { cwd: REPO_ROOT, stdio: 'pipe' },
     );
     const extensionsDir = path.join(temp, 'extensions');
-    const userDataDir = path.join(temp, 'user-data');
+    userDataDir = path.join(temp, 'user-data');
+    proxyFile = path.join(temp, 'proxy.txt');
     const workspace = path.join(temp, 'workspace');
     fs.mkdirSync(workspace);
-    writeQuietSettings(userDataDir, { 'claudeRouter.port': await freePort(), 'terminal.integrated.defaultProfile.linux': 'bash' });
+    // Editors open in the editor group (not as a modal over it), so one can hide the panel.
+    writeQuietSettings(userDataDir, { 'claudeRouter.port': await freePort(), 'terminal.integrated.defaultProfile.linux': 'bash', 'workbench.editor.useModal': 'off' });
     await installVsix(vsix, extensionsDir, userDataDir);
     server = await startCodeServer({ userDataDir, extensionsDir, folder: workspace });
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    page.on('console', (m) => {
+      if (/Content Security Policy/i.test(m.text())) cspErrors.push(m.text());
+    });
     await openWorkbench(page, server.url, workspace);
+  });
+
+  afterEach(async function () {
+    if (this.currentTest?.state === 'failed') await screenshot(page, `vscode-failed-${this.currentTest.title.slice(0, 60)}`).catch(() => undefined);
   });
 
   after(async () => {
@@ -114,7 +128,10 @@ describe('the VSIX in real VS Code, driven like a user', function () {
     await page.locator('.terminal-wrapper .xterm').first().waitFor({ state: 'visible', timeout: 30_000 });
     await page.locator('.terminal-wrapper .xterm').first().click();
     // The terminal's own environment (from the extension) points claude at the proxy.
-    await page.keyboard.type(`HOME='${home}' '${claude}' -p "say hi" > '${out}' 2>&1 < /dev/null; echo "exit=$?" >> '${out}'`);
+    // The terminal's environment also gives the test the proxy's address and local key, to send requests of its own later.
+    await page.keyboard.type(
+      `printf '%s\\n%s\\n' "$ANTHROPIC_BASE_URL" "$CLAUDE_CODE_OAUTH_TOKEN" > '${proxyFile}'; HOME='${home}' '${claude}' -p "say hi" > '${out}' 2>&1 < /dev/null; echo "exit=$?" >> '${out}'`,
+    );
     await page.keyboard.press('Enter');
     const text = await waitForFile(out, /exit=\d+/, 90_000);
     assert.match(text, /Hello from (work|personal|team)\./, text);
@@ -128,13 +145,14 @@ describe('the VSIX in real VS Code, driven like a user', function () {
 
   it('"Show Routing Status" opens the panel with the accounts and the decision that served Claude Code', async () => {
     await runCommand(page, 'Claude Router: Show Routing Status');
-    const body = await waitForWebviewText(page, /Last decisions/, 30_000);
+    const body = await waitForWebviewText(page, /Decisions/, 30_000);
     await waitForWebviewText(page, /accounts usable/);
     const text = await body.innerText();
     for (const label of ['work', 'personal', 'team']) assert.ok(text.includes(label), `panel lists ${label}`);
     assert.match(text, /Policy/);
     assert.match(text, /account-ranking\s+expiry-first\s+default/);
     assert.match(text, /(work|personal|team) · .* · success/);
+    assert.doesNotMatch(text, /0 of 0 accounts/);
     assert.match(text, /Routing metrics/);
     // Each usage bar is drawn as wide as its number says (a CSP-blocked style drew them all full).
     const bars = body.locator('.bar[role="meter"]');
@@ -147,4 +165,78 @@ describe('the VSIX in real VS Code, driven like a user', function () {
     }
     await screenshot(page, 'vscode-routing-status-panel');
   });
+
+  it('patches the panel in place: a routing setting shows within 2 s, an expanded decision stays expanded, focus stays', async () => {
+    const body = await waitForWebviewText(page, /Decisions/, 30_000);
+    const frame = panelFrame(page);
+    const first = frame.locator('details.decision').first();
+    const id = (await first.getAttribute('id'))!;
+    await first.locator('summary').click();
+    await frame.locator(`[id="${id}"] table.candidates`).waitFor({ state: 'visible', timeout: 5_000 });
+    // The routing setting, chosen as a user would; the panel shows it within 2 s of the choice.
+    await runCommand(page, 'Claude Router: Choose Routing Strategy', 15_000, true);
+    await page.locator('.quick-input-widget input').fill('usage-weighted');
+    await page.locator('.quick-input-widget .monaco-list-row.focused', { hasText: 'usage-weighted' }).waitFor({ state: 'visible', timeout: 10_000 });
+    const started = Date.now();
+    await page.keyboard.press('Enter');
+    await body.locator('#policy tr', { hasText: /strategy\s*usage-weighted/ }).waitFor({ state: 'visible', timeout: 2_000 });
+    const took = Date.now() - started;
+    assert.ok(took <= 2_000, `the setting showed after ${took} ms`);
+    assert.equal(await frame.locator(`[id="${id}"]`).getAttribute('open'), '', 'the expanded decision is still expanded');
+    // Focus inside the page survives an update too: a request of the test's own adds a decision, and the page is patched.
+    const filter = frame.locator('#filter-session');
+    await filter.focus();
+    const before = await frame.locator('details.decision').count();
+    await sendRequest(proxyFile, 'ui-test-session');
+    await frame.locator('details.decision').nth(before).waitFor({ state: 'attached', timeout: 10_000 });
+    assert.equal(await frame.locator(`[id="${id}"]`).getAttribute('open'), '', 'still expanded after the new decision arrived');
+    assert.equal(await frame.locator('body').evaluate((b: any) => b.ownerDocument.activeElement?.id), 'filter-session', 'focus stayed in the filter');
+    await screenshot(page, 'vscode-panel-after-live-update');
+  });
+
+  it('an expanded decision stays expanded when the panel is hidden and shown again (its page is rebuilt from the saved state)', async () => {
+    const id = (await panelFrame(page).locator('details.decision[open]').first().getAttribute('id'))!;
+    // A mark on the page's window: gone after the panel is shown again, so the page was really rebuilt.
+    await panelFrame(page)
+      .locator('body')
+      .evaluate((b: any) => (b.ownerDocument.defaultView.uiTestMark = true));
+    await runCommand(page, 'Preferences: Open User Settings (JSON)');
+    await page.locator('iframe.webview').filter({ visible: true }).waitFor({ state: 'detached', timeout: 10_000 });
+    await runCommand(page, 'Claude Router: Show Routing Status');
+    await waitForWebviewText(page, /Decisions/, 30_000);
+    await panelFrame(page).locator(`[id="${id}"][open] table.candidates`).waitFor({ state: 'visible', timeout: 10_000 });
+    assert.equal(
+      await panelFrame(page)
+        .locator('body')
+        .evaluate((b: any) => b.ownerDocument.defaultView.uiTestMark === true),
+      false,
+      'a new page',
+    );
+  });
+
+  it('the panel comes back after a window reload', async () => {
+    await runCommand(page, 'Developer: Reload Window');
+    await page.locator('.monaco-workbench .statusbar').waitFor({ state: 'visible', timeout: 45_000 });
+    await page.locator('.tab', { hasText: 'Claude Router: Routing Status' }).first().click({ timeout: 45_000 });
+    // The simulated accounts stopped with the window: the restored panel shows the pool as it is now.
+    await waitForWebviewText(page, /No accounts yet/, 45_000);
+    await screenshot(page, 'vscode-panel-after-reload');
+    assert.deepEqual(cspErrors, [], 'no Content Security Policy violations in the console');
+  });
 });
+
+/** A messages request to the extension's proxy with the address and key the terminal reported. */
+async function sendRequest(proxyFile: string, session: string): Promise<void> {
+  const [url, key] = fs.readFileSync(proxyFile, 'utf8').split('\n');
+  const res = await fetch(`${url}/v1/messages?beta=true`, {
+    method: 'POST',
+    headers: { 'x-claude-router-key': key, 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'x-claude-code-session-id': session },
+    body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }),
+  });
+  assert.equal(res.status, 200, await res.text());
+}
+
+/** The content frame of the visible webview (the status panel). */
+function panelFrame(page: Page) {
+  return page.locator('iframe.webview').filter({ visible: true }).first().contentFrame().locator('#active-frame').contentFrame();
+}
