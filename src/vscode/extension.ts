@@ -5,6 +5,7 @@
 import * as vscode from 'vscode';
 import { claudeCodeEnvironment, shellExports } from '../proxy/http/clientEnv';
 import { registerAccountCommands } from './accountCommands';
+import { AlertController } from './alerts';
 import { channelLogger } from './log';
 import { RouterModel } from './routerModel';
 import { RouterService } from './routerService';
@@ -13,13 +14,13 @@ import { StatusBarController } from './statusBar';
 import { StatusPanel } from './statusPanel';
 import { chooseStrategy } from './strategyCommand';
 import { TerminalEnvironment } from './terminalEnv';
-import type { ProxyRole } from '../proxy/http/sharedProxy';
 import { AccountsTreeProvider, SessionsTreeProvider } from './treeViews';
 
 /** What `activate` returns. */
 export interface ClaudeRouterApi {
   service: RouterService;
   model: RouterModel;
+  alerts: AlertController;
   /** The proxy URL terminals use. */
   url(): string;
   clientKey(): string;
@@ -44,7 +45,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Claude
   const accountsView = vscode.window.createTreeView('claudeRouter.accounts', { treeDataProvider: accountsTree, showCollapseAll: true });
   const sessionsTree = new SessionsTreeProvider(model);
   const sessionsView = vscode.window.createTreeView('claudeRouter.sessions', { treeDataProvider: sessionsTree });
-  context.subscriptions.push(accountsTree, accountsView, sessionsTree, sessionsView, new StatusBarController(model, svc));
+  const alerts = new AlertController(model, svc, channel);
+  context.subscriptions.push(accountsTree, accountsView, sessionsTree, sessionsView, new StatusBarController(model, svc), alerts);
   const updateBadges = () => {
     const s = model.status;
     accountsView.message = svc.simulated ? 'Simulated accounts — "Stop Simulated Accounts" returns to yours.' : model.error && model.error !== 'starting' ? model.error : undefined;
@@ -56,13 +58,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<Claude
   // that proved it knows the key; a port held by another program gets neither key nor traffic.
   const terminalEnv = new TerminalEnvironment(context.environmentVariableCollection);
   const applyEnv = () => terminalEnv.update(svc.role, svc.url, svc.clientKey, settings.host.terminalEnabled);
-  const onRole = (role: ProxyRole) => {
-    applyEnv();
-    if (role.kind === 'blocked') alertBlocked(role.reason, channel);
-  };
-  onRole(svc.role);
+  applyEnv();
   context.subscriptions.push(
-    svc.onDidChangeRole(onRole),
+    svc.onDidChangeRole(applyEnv),
     svc.onDidChangeClientKey(applyEnv),
     settings.onDidChange((e) => {
       if (settings.changed(e, 'terminal') || settings.changed(e, 'port')) applyEnv();
@@ -99,20 +97,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Claude
   context.subscriptions.push(...registerAccountCommands(svc));
   context.subscriptions.push(StatusPanel.register(context.extensionUri, model, svc), { dispose: () => StatusPanel.current?.dispose() });
 
-  return { service: svc, model, url: () => svc.url, clientKey: () => svc.clientKey };
-}
-
-/**
- * One alert per change into a blocked port (the proxy announces the same role only once, however
- * often its retry finds the port still taken).
- */
-function alertBlocked(reason: string, channel: vscode.LogOutputChannel): void {
-  void vscode.window
-    .showWarningMessage(`Claude Router: ${reason}. New terminals are not sent through the router until the port is ours again.`, 'Change Port', 'Show Log')
-    .then((choice) => {
-      if (choice === 'Change Port') void vscode.commands.executeCommand('workbench.action.openSettings', 'claudeRouter.port');
-      else if (choice === 'Show Log') channel.show();
-    });
+  return { service: svc, model, alerts, url: () => svc.url, clientKey: () => svc.clientKey };
 }
 
 export async function deactivate(): Promise<void> {

@@ -294,27 +294,13 @@ export class RouterService {
   }
 
   /**
-   * An account whose secret did not survive a restart (no keyring) is flagged
-   * and the user asked to sign in again — never a fallback to settings.
+   * An account whose secret did not survive a restart (no keyring) is flagged as needing sign-in
+   * (the sign-in alert asks the user, alerts.ts) — never a fallback to settings.
    */
   private async checkMissingSecrets(): Promise<void> {
-    const missing: string[] = [];
     for (const a of this.accounts.all()) {
-      if (!(await this.store.get(a.label))) {
-        missing.push(a.label);
-        this.real?.router.state.markNeedsSignIn(a.label, 'its credentials are missing from the keyring');
-      }
+      if (!(await this.store.get(a.label))) this.real?.router.state.markNeedsSignIn(a.label, 'its credentials did not survive the restart — no system keyring?');
     }
-    if (missing.length === 0) return;
-    // Not awaited: activation must not wait for the user.
-    void vscode.window
-      .showWarningMessage(
-        `Claude Router: the credentials of ${missing.map((m) => `"${m}"`).join(', ')} did not survive the restart (no system keyring?). Sign in again to use ${missing.length > 1 ? 'them' : 'it'}.`,
-        'Sign In Again',
-      )
-      .then((choice) => {
-        if (choice) void vscode.commands.executeCommand('claudeRouter.signInAgain', missing[0]);
-      });
   }
 
   /** Switches this window's proxy to a fake upstream with simulated accounts. */

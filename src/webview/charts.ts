@@ -17,10 +17,15 @@ const x = (t: number, s: UsageSeries) => +(((t - s.fromMs) / (s.toMs - s.fromMs)
 const y = (used: number) => +(CHART_H - Math.min(1, Math.max(0, used)) * CHART_H).toFixed(2);
 const pct = (v: number | null) => (v === null ? '?' : `${Math.round(v * 100)}%`);
 
-function line(s: UsageSeries, pick: (p: UsagePoint) => number | null, window: string, cls: string): SVGElement | null {
-  const pts = s.points.filter((p) => pick(p) !== null).map((p) => `${x(p.t, s)},${y(pick(p)!)}`);
-  if (pts.length === 0) return null;
-  return svg('polyline', { class: `line ${cls}`, points: pts.join(' '), 'data-window': window });
+/** The window's samples as a polyline, and a dot at the latest (so a single sample shows too). */
+function line(s: UsageSeries, pick: (p: UsagePoint) => number | null, window: string, cls: string): SVGElement[] {
+  const known = s.points.filter((p) => pick(p) !== null);
+  if (known.length === 0) return [];
+  const last = known[known.length - 1];
+  return [
+    svg('polyline', { class: `line ${cls}`, points: known.map((p) => `${x(p.t, s)},${y(pick(p)!)}`).join(' '), 'data-window': window }),
+    svg('circle', { class: `now ${cls}`, cx: x(last.t, s), cy: y(pick(last)!), r: 2.5, 'data-window': window }),
+  ];
 }
 
 /** Shaded spans where the router held the account in a cooldown. */
@@ -53,7 +58,7 @@ function chart(s: UsageSeries, d: PanelData, open: boolean): HTMLElement {
       h('strong', {}, s.label),
       h('span', { class: `key solid ${cls}` }, '5 h'),
       h('span', { class: `key dashed ${cls}` }, '7 d'),
-      h('span', { class: 'muted' }, s.points.length ? `${s.points.length} samples over ${span}` : `no samples over ${span} yet`),
+      h('span', { class: 'muted' }, s.points.length ? `${s.points.length} ${s.points.length === 1 ? 'sample' : 'samples'} over ${span}` : `no samples over ${span} yet`),
     ),
     svg(
       'svg',

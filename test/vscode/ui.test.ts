@@ -29,6 +29,7 @@ import {
   type CodeServer,
 } from './codeServer';
 import { freePort } from '../support/net';
+import { startFakeUpstream, type FakeUpstream } from '../../src/sim';
 
 const STATUS_ITEM_ID = 'claude-account-router.claude-account-router.claudeRouter.pool';
 
@@ -51,6 +52,8 @@ describe('the VSIX in real VS Code, driven like a user', function () {
   let userDataDir: string;
   /** Where the terminal writes the proxy's URL and the local client key (first and second line). */
   let proxyFile: string;
+  /** The upstream of the extension's real accounts: it knows none of the tokens the test adds. */
+  let upstream: FakeUpstream;
   /** Console messages of the workbench and its webviews that report a CSP violation. */
   const cspErrors: string[] = [];
 
@@ -68,7 +71,14 @@ describe('the VSIX in real VS Code, driven like a user', function () {
     const workspace = path.join(temp, 'workspace');
     fs.mkdirSync(workspace);
     // Editors open in the editor group (not as a modal over it), so one can hide the panel.
-    writeQuietSettings(userDataDir, { 'claudeRouter.port': await freePort(), 'terminal.integrated.defaultProfile.linux': 'bash', 'workbench.editor.useModal': 'off' });
+    upstream = await startFakeUpstream({ accounts: [] });
+    writeQuietSettings(userDataDir, {
+      'claudeRouter.port': await freePort(),
+      'claudeRouter.upstreamBaseUrl': upstream.url,
+      'claudeRouter.tokenUrl': upstream.tokenUrl,
+      'terminal.integrated.defaultProfile.linux': 'bash',
+      'workbench.editor.useModal': 'off',
+    });
     await installVsix(vsix, extensionsDir, userDataDir);
     server = await startCodeServer({ userDataDir, extensionsDir, folder: workspace });
     browser = await launchChromium();
@@ -86,6 +96,7 @@ describe('the VSIX in real VS Code, driven like a user', function () {
   after(async () => {
     await browser?.close();
     await server?.stop();
+    await upstream?.close();
     if (temp) fs.rmSync(temp, { recursive: true, force: true });
   });
 
@@ -223,17 +234,50 @@ describe('the VSIX in real VS Code, driven like a user', function () {
     await screenshot(page, 'vscode-panel-after-reload');
     assert.deepEqual(cspErrors, [], 'no Content Security Policy violations in the console');
   });
+
+  it('an account whose token is refused raises one needs-sign-in alert with a Sign In action', async () => {
+    await runCommand(page, 'Claude Router: Add Account from Token', 15_000, true);
+    await page.keyboard.type('sk-ant-oat01-refused-by-the-ui-test-upstream');
+    await page.keyboard.press('Enter');
+    await page
+      .locator('.quick-input-widget input[aria-label*="name for this account"], .quick-input-widget [aria-label*="Account name"]')
+      .first()
+      .waitFor({ state: 'visible', timeout: 10_000 });
+    await page.keyboard.press('Control+A');
+    await page.keyboard.type('refused');
+    await page.keyboard.press('Enter');
+    // Once the router has the account, a request makes it try it: 401, no refresh token, so it needs sign-in.
+    await waitForWebviewText(page, /refused/, 20_000);
+    await sendRequest(proxyFile, 'ui-alert-session', null);
+    const alert = /"refused" needs you to sign in again/;
+    const toast = await waitForNotification(page, alert, 20_000);
+    await toast.locator('.monaco-button', { hasText: 'Sign In' }).waitFor({ state: 'visible', timeout: 5_000 });
+    await screenshot(page, 'vscode-alert-needs-sign-in');
+    // More requests and refreshes: the same episode, no second alert.
+    await sendRequest(proxyFile, 'ui-alert-session', null);
+    await runCommand(page, 'Claude Router: Refresh');
+    await waitForWebviewText(page, /2 of the last 2 decisions/, 20_000);
+    assert.equal(await page.locator('.notifications-toasts .notification-toast', { hasText: alert }).count(), 1, 'one alert per episode');
+    // Its action starts signing in again to that account.
+    await toast.locator('.monaco-button', { hasText: 'Sign In' }).click();
+    const dialog = page.locator('.monaco-dialog-box');
+    if (await dialog.isVisible({ timeout: 3_000 }).catch(() => false)) await page.keyboard.press('Escape');
+    await page.locator('.quick-input-widget', { hasText: 'Sign in with Claude' }).waitFor({ state: 'visible', timeout: 10_000 });
+    await page.keyboard.press('Escape');
+  });
 });
 
 /** A messages request to the extension's proxy with the address and key the terminal reported. */
-async function sendRequest(proxyFile: string, session: string): Promise<void> {
+/** `expected`: the status to assert, or null for any. */
+async function sendRequest(proxyFile: string, session: string, expected: number | null = 200): Promise<void> {
   const [url, key] = fs.readFileSync(proxyFile, 'utf8').split('\n');
   const res = await fetch(`${url}/v1/messages?beta=true`, {
     method: 'POST',
     headers: { 'x-claude-router-key': key, 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'x-claude-code-session-id': session },
     body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }),
   });
-  assert.equal(res.status, 200, await res.text());
+  const text = await res.text();
+  if (expected !== null) assert.equal(res.status, expected, text);
 }
 
 /** The content frame of the visible webview (the status panel). */

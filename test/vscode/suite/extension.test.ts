@@ -316,6 +316,33 @@ describe('Claude Router in the extension host', function () {
     assert.equal(a.service.simulated, false);
   });
 
+  it('alerts once when every simulated account is used up, saying until when in local time', async () => {
+    const a = await api();
+    await vscode.commands.executeCommand('claudeRouter.trySimulated');
+    try {
+      const state = a.service.engine!.state;
+      const now = Date.now();
+      const before = a.alerts.shown.length;
+      for (const [label, hours] of [
+        ['work', 3],
+        ['personal', 2],
+        ['team', 4],
+      ] as const) {
+        state.setCooldown(label, { untilMs: now + hours * 3_600_000, reason: 'window_exhausted', setAtMs: now });
+      }
+      const alert = await eventually(() => a.alerts.shown.slice(before).find((m) => /used up/.test(m)), 8000, 'the alert');
+      const at = new Date(now + 2 * 3_600_000).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', hour12: false });
+      assert.equal(
+        alert,
+        `Claude Router: All 3 accounts are used up. The first, "personal", is usable again at ${at}, in 1 h 59 min (window exhausted). Until then Claude Code gets "rate limited" answers.`,
+      );
+      for (let i = 0; i < 3; i++) await a.model.refresh();
+      assert.equal(a.alerts.shown.slice(before).filter((m) => /used up/.test(m)).length, 1, 'once per episode');
+    } finally {
+      await vscode.commands.executeCommand('claudeRouter.stopSimulated');
+    }
+  });
+
   it('rotates the local client key: the old one gets 401 at once, the new one works, a new terminal gets it', async function () {
     if (process.platform === 'win32') this.skip();
     const a = await api();
@@ -355,6 +382,11 @@ describe('Claude Router in the extension host', function () {
     assert.match((role as { reason: string }).reason, /is taken by another program/);
     const empty = await newTerminalEnv();
     assert.deepEqual(empty, { url: '', key: '' }, 'no router environment while another program holds the port');
+    assert.equal(
+      a.alerts.shown.filter((m) => /is taken by another program\. New terminals are not sent through the router/.test(m)).length,
+      1,
+      'one alert, however often the retry finds the port taken',
+    );
     const recorded = JSON.stringify(await (await fetch(`${squatter}/__recorded`)).json());
     assert.match(recorded, /\/identity\?nonce=/, 'the squatter was challenged');
     assert.ok(!recorded.includes(a.clientKey()), 'the squatter never received the key');
