@@ -32,7 +32,7 @@ export interface TimelineRequest {
   switched: boolean;
   /** For a switch, its cause; null otherwise. */
   cause: SwitchCause | null;
-  /** For a switch, the code behind the cause: the failed attempt's class, the selection reason or the skip reason. */
+  /** For a switch, the code behind the cause: the failed attempt's class, the skipped account's cooldown reason or filter verdict, the selection or skip reason. */
   causeCode: string | null;
 }
 
@@ -58,19 +58,20 @@ function attemptCause(result: string): SwitchCause {
   return 'transient';
 }
 
-/** Why the bound account was unusable, from its own candidate's filter verdict (or its recorded metrics). */
-function unusableCause(c: RecordedCandidate | undefined): SwitchCause {
+/**
+ * Why the bound account was unusable, from its own candidate's filter verdict (or, in older records,
+ * its recorded metrics): the cause, and the code behind it (a cooldown's reason, e.g. `throttle`).
+ */
+function unusableCause(c: RecordedCandidate | undefined): { cause: SwitchCause; code: string } {
   const f = c?.filter;
   if (f) {
-    if (f.code === 'window_exhausted' || f.code === 'scoped_exhausted' || f.code === 'soft_limit') return 'quota';
-    if (f.code === 'needs_sign_in') return 'sign_in';
-    if (f.code === 'cooling') return f.reason === 'window_exhausted' ? 'quota' : 'transient';
-    if (f.code === 'disabled') return 'other';
+    if (f.code === 'window_exhausted' || f.code === 'scoped_exhausted' || f.code === 'soft_limit') return { cause: 'quota', code: f.code };
+    if (f.code === 'needs_sign_in') return { cause: 'sign_in', code: f.code };
+    if (f.code === 'cooling') return { cause: f.reason === 'window_exhausted' ? 'quota' : 'transient', code: f.reason };
+    if (f.code === 'disabled') return { cause: 'other', code: f.code };
   }
-  const reason = c?.metrics.unusableReason;
-  if (reason === 'needs_sign_in') return 'sign_in';
-  if (reason === 'cooldown') return 'transient';
-  return 'quota';
+  const reason = c?.metrics.unusableReason ?? 'unusable';
+  return { cause: reason === 'needs_sign_in' ? 'sign_in' : reason === 'cooldown' ? 'transient' : 'quota', code: reason };
 }
 
 /** The cause of a switch to `r.servedBy` (see the module comment for the order). */
@@ -83,7 +84,7 @@ export function switchCause(r: DecisionRecord): { cause: SwitchCause; code: stri
   if (r.affinity.sessionBound && skipped) {
     switch (skipped) {
       case 'unusable':
-        return { cause: unusableCause(r.candidates.find((c) => c.account === r.affinity.boundAccount)), code: skipped };
+        return unusableCause(r.candidates.find((c) => c.account === r.affinity.boundAccount));
       case 'session_saturated':
         return { cause: 'quota', code: skipped };
       case 'over_sticky_threshold':

@@ -10,6 +10,7 @@ import { channelLogger } from './log';
 import { RouterModel } from './routerModel';
 import { RouterService } from './routerService';
 import { SettingsService } from './settings';
+import { registerSimulatedCommands } from './simulatedCommands';
 import { StatusBarController } from './statusBar';
 import { StatusPanel } from './statusPanel';
 import { chooseStrategy } from './strategyCommand';
@@ -70,23 +71,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<Claude
   const cmd = (id: string, fn: (...args: unknown[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(`claudeRouter.${id}`, fn));
   cmd('showStatus', () => StatusPanel.show(context.extensionUri, model, svc));
   cmd('refresh', () => model.refresh());
+  cmd('openWalkthrough', () => vscode.commands.executeCommand('workbench.action.openWalkthrough', `${context.extension.id}#claudeRouter.gettingStarted`, false));
   cmd('copyTerminalEnvironment', async () => {
     await vscode.env.clipboard.writeText(shellExports(claudeCodeEnvironment(svc.url, svc.clientKey)) + '\n');
     void vscode.window.showInformationMessage('Claude Router: the terminal environment is on the clipboard (it contains the local key; paste it only into your own shell).');
   });
-  cmd('trySimulated', async () => {
-    try {
-      await svc.startSimulated();
-      void vscode.window
-        .showInformationMessage('Claude Router: routing between three simulated accounts. Run "claude" in a new terminal to watch it work.', 'Show Routing Status')
-        .then((c) => {
-          if (c) StatusPanel.show(context.extensionUri, model, svc);
-        });
-    } catch (err) {
-      void vscode.window.showErrorMessage(`Claude Router: ${(err as Error).message}`);
-    }
-  });
-  cmd('stopSimulated', () => svc.stopSimulated());
   cmd('chooseStrategy', (strategy?: unknown, ranking?: unknown) => chooseStrategy(svc, strategy, ranking));
   cmd('rotateClientKey', async () => {
     await svc.rotateClientKey();
@@ -94,7 +83,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Claude
       'Claude Router: the local client key was replaced; the old one is refused from now on. New terminals get the new key — restart "claude" from a new terminal, and copy the terminal environment again for external terminals.',
     );
   });
-  context.subscriptions.push(...registerAccountCommands(svc));
+  context.subscriptions.push(...registerAccountCommands(svc), ...registerSimulatedCommands(svc, () => StatusPanel.show(context.extensionUri, model, svc)));
   context.subscriptions.push(StatusPanel.register(context.extensionUri, model, svc), { dispose: () => StatusPanel.current?.dispose() });
 
   return { service: svc, model, alerts, url: () => svc.url, clientKey: () => svc.clientKey };

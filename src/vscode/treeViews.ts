@@ -5,7 +5,7 @@
  */
 import * as vscode from 'vscode';
 import type { AccountReport, StatusReport } from '../proxy/status/status';
-import { accountDescription, accountState, candidateText, percent, reportFigures, statusAndEligibility, timeUntil, whyNow } from '../proxy/status/statusView';
+import { accountBrief, accountState, candidateText, percent, reportFigures, statusAndEligibility, timeUntil, whyNow } from '../proxy/status/statusView';
 import { accountTooltip, STATE_ICONS, STATE_LABEL } from '../proxy/status/tooltips';
 import { formatDuration } from '../quota/duration';
 import type { RouterModel } from './routerModel';
@@ -43,8 +43,8 @@ export class AccountsTreeProvider implements vscode.TreeDataProvider<AccountNode
     const state = accountState(a, s);
     const item = new vscode.TreeItem(a.label, vscode.TreeItemCollapsibleState.Collapsed);
     item.id = `account:${a.label}`;
-    // Displayed status, then eligibility for a new request (the filter verdict's words), then the windows.
-    item.description = `${statusAndEligibility(a, Date.now())} · ${accountDescription(a, Date.now())}`;
+    // Short enough for the default sidebar width; status, eligibility and countdowns in the tooltip.
+    item.description = accountBrief(a);
     item.iconPath = new vscode.ThemeIcon(
       STATE_ICONS[state],
       state === 'needs_sign_in' || state === 'saturated' ? new vscode.ThemeColor('problemsWarningIcon.foreground') : undefined,
@@ -54,7 +54,7 @@ export class AccountsTreeProvider implements vscode.TreeDataProvider<AccountNode
       .join('.');
     // Theme icons off: nothing in it is an icon.
     item.tooltip = new vscode.MarkdownString(accountTooltip(a, s, Date.now()));
-    item.accessibilityInformation = { label: `${a.label}, ${STATE_LABEL[state]}, ${item.description}` };
+    item.accessibilityInformation = { label: `${a.label}, ${STATE_LABEL[state]}, ${statusAndEligibility(a, Date.now())}, ${item.description}` };
     return item;
   }
 
@@ -115,8 +115,9 @@ export class SessionsTreeProvider implements vscode.TreeDataProvider<SessionNode
   getTreeItem(node: SessionNode): vscode.TreeItem {
     const item = new vscode.TreeItem(node.sessionId.slice(0, 8), vscode.TreeItemCollapsibleState.None);
     item.id = `session:${node.sessionId}`;
-    item.description = `${node.account} · idle expiry in ${formatDuration(Math.round(node.idleLeftMs / 1000))}`;
-    item.tooltip = `Session key hash ${node.sessionId}\nbound to ${node.account}`;
+    // Short for the default sidebar width; the tooltip says what the time is.
+    item.description = `${node.account} · ${formatDuration(Math.round(node.idleLeftMs / 1000))}`;
+    item.tooltip = `Session key hash ${node.sessionId}\nbound to ${node.account}\nthe binding ends after ${formatDuration(Math.round(node.idleLeftMs / 1000))} more without a request`;
     item.iconPath = new vscode.ThemeIcon('comment-discussion');
     return item;
   }

@@ -108,9 +108,25 @@ describe('the VSIX in real VS Code, driven like a user', function () {
     await screenshot(page, 'vscode-status-bar-fresh-install');
     assert.doesNotMatch((await item.getAttribute('class')) ?? '', /warning-kind|error-kind/);
     assert.ok((await page.locator('.statusbar [aria-label*="no accounts yet"]').count()) > 0, 'the item has an accessibility label');
+  });
+
+  it('"Get Started" opens the walkthrough: add an account or try simulated ones, run claude, watch it route', async () => {
+    await runCommand(page, 'Claude Router: Get Started');
+    const walkthrough = page.locator('.gettingStartedContainer', { hasText: 'Get Started with Claude Account Router' });
+    await walkthrough.waitFor({ state: 'visible', timeout: 20_000 });
+    for (const step of ['Add a Claude account', 'Or try simulated accounts', 'Run claude in a new terminal', 'Watch it route']) {
+      await walkthrough.locator('.getting-started-step', { hasText: step }).first().waitFor({ state: 'attached', timeout: 5_000 });
+    }
+    await screenshot(page, 'vscode-walkthrough');
+    await runCommand(page, 'View: Close All Editors');
+  });
+
+  it('"Try with Simulated Accounts" from the empty pool: three accounts, sample traffic spreads over them', async () => {
+    const item = statusBarItemById(page, STATUS_ITEM_ID);
     // The empty pool's panel offers the next steps as buttons; one starts the simulated accounts.
     await runCommand(page, 'Claude Router: Show Routing Status');
     const empty = await waitForWebviewText(page, /No accounts yet/, 30_000);
+    assert.doesNotMatch(await empty.innerText(), /0 of 0|usable account 0/, 'no pool figures for an empty pool');
     for (const label of ['Sign In with Claude', "Import Claude Code's Login", 'Add Account from Token']) {
       await empty.locator('button', { hasText: label }).waitFor({ state: 'visible', timeout: 5_000 });
     }
@@ -125,9 +141,24 @@ describe('the VSIX in real VS Code, driven like a user', function () {
         .first();
       await row.waitFor({ state: 'visible', timeout: 30_000 });
     }
-    await page.locator('.statusbar', { hasText: /3\/3/ }).waitFor({ state: 'visible', timeout: 15_000 });
-    assert.match((await item.innerText()).trim(), /3\/3 usable · \d+% left \(simulated\)/);
+    // The halfway throttle may have paused one account for a moment.
+    await page.locator('.statusbar', { hasText: /[23]\/3 usable/ }).waitFor({ state: 'visible', timeout: 15_000 });
+    assert.match((await item.innerText()).trim(), /[23]\/3 usable · \d+% left \(simulated\)/);
+    // At the default sidebar width the plain descriptions ("5h 35% · 7d 62%") are not cut.
+    const plain = page.locator('.monaco-list-row').filter({ has: page.locator('.label-description', { hasText: /^5h \d+% · 7d \d+%$/ }) });
+    assert.ok((await plain.count()) >= 2, 'at least two accounts are plain Active and eligible');
+    for (const row of await plain.all()) {
+      const cut = await row.locator('.monaco-icon-label-container').evaluate((e: any) => e.scrollWidth > e.clientWidth);
+      assert.equal(cut, false, `"${await row.innerText()}" is cut at the default sidebar width`);
+    }
     await screenshot(page, 'vscode-accounts-view');
+    // The sample traffic (about 20 s) spreads the conversations: two accounts or more serve them.
+    await runCommand(page, 'Claude Router: Show Routing Status');
+    const panel = await waitForWebviewText(page, /Sessions over time/, 30_000);
+    await panel.locator('#decisions-count', { hasText: /^3\d of the last/ }).waitFor({ state: 'visible', timeout: 45_000 });
+    const shares = await panel.locator('.account-head .muted').allInnerTexts();
+    const serving = shares.filter((t) => /[1-9]\d*% of the last/.test(t));
+    assert.ok(serving.length >= 2, `requests spread over accounts: ${shares.join(' | ')}`);
   });
 
   it('the real Claude Code CLI in an integrated terminal gets an answer through the extension', async () => {
@@ -161,7 +192,7 @@ describe('the VSIX in real VS Code, driven like a user', function () {
     const text = await body.innerText();
     for (const label of ['work', 'personal', 'team']) assert.ok(text.includes(label), `panel lists ${label}`);
     assert.match(text, /Policy/);
-    assert.match(text, /account-ranking\s+expiry-first\s+default/);
+    assert.match(text, /account-ranking\s+headroom-first\s+simulated accounts' demo default/);
     assert.match(text, /(work|personal|team) · .* · success/);
     assert.doesNotMatch(text, /0 of 0 accounts/);
     assert.match(text, /Routing metrics/);
@@ -177,10 +208,86 @@ describe('the VSIX in real VS Code, driven like a user', function () {
     await screenshot(page, 'vscode-routing-status-panel');
   });
 
+  it('charts draw the sampled utilisation: each point where its number says, the latest equal to the bar', async () => {
+    const frame = panelFrame(page);
+    const charts = frame.locator('figure.chart-box');
+    assert.equal(await charts.count(), 3);
+    let multi = 0;
+    for (const chart of await charts.all()) {
+      const account = (await chart.getAttribute('data-account'))!;
+      await chart.locator('details.chart-data summary').click();
+      const rows = chart.locator('table.samples tbody tr');
+      await rows.first().waitFor({ state: 'visible', timeout: 5_000 });
+      const values = (await rows.evaluateAll((trs: any[]) => trs.map((tr) => tr.dataset.session))).filter((v: string) => v !== '').map(Number);
+      const points = ((await chart.locator('polyline[data-window="5h"]').getAttribute('points')) ?? '').split(' ').map((p) => Number(p.split(',')[1]));
+      assert.equal(points.length, values.length, `${account}: one point per sample`);
+      values.forEach((v, i) => assert.ok(Math.abs(points[i] - 100 * (1 - Math.min(1, v))) <= 0.05, `${account}: point ${i} at y ${points[i]} for ${v}`));
+      const bar = frame.locator(`[id="account-${account}"] .bar[data-window="5 h"]`);
+      const shown = Number(await bar.getAttribute('aria-valuenow'));
+      // A window can run past 100 %; the bar stops at its end.
+      assert.ok(Math.abs(shown - Math.min(1, values[values.length - 1]) * 100) <= 1, `${account}: the latest sample ${values[values.length - 1]} is the bar's ${shown} %`);
+      if (values.length >= 2) multi++;
+    }
+    assert.ok(multi >= 1, 'after the sample traffic a chart has a line, not a single dot');
+    await frame.locator('#charts').scrollIntoViewIfNeeded();
+    await screenshot(page, 'vscode-panel-charts');
+  });
+
+  it("the session timeline shows each conversation in its accounts' colours, and a switch with its cause", async () => {
+    const frame = panelFrame(page);
+    const lanes = frame.locator('li.lane-row');
+    assert.ok((await lanes.count()) >= 8, 'a lane per sample conversation');
+    const palette = ['work', 'personal', 'team'];
+    for (const mark of (await frame.locator('svg.lane rect.mark').all()).slice(0, 40)) {
+      // A request no account served is drawn in the neutral colour.
+      const account = (await mark.getAttribute('data-account'))!;
+      const colour = account === '' ? 'acct-none' : `acct-${palette.indexOf(account)}`;
+      assert.match((await mark.getAttribute('class'))!, new RegExp(`${colour}\\b`), `a mark of "${account}" in its colour`);
+    }
+    // The halfway throttle moved a conversation: its lane has a switch, and the detail says why.
+    const switched = frame.locator('svg.lane line.switch[data-cause="transient"]');
+    await switched.first().waitFor({ state: 'attached', timeout: 10_000 });
+    const lane = frame.locator('li.lane-row', { has: switched.first() }).first();
+    await lane.locator('button.lane-name').click();
+    await frame
+      .locator('#lane-detail tr.switched', { hasText: /switched: transient error \(throttle\)/ })
+      .first()
+      .waitFor({ state: 'visible', timeout: 5_000 });
+    const short = (await lane.locator('button.lane-name').innerText()).trim();
+    assert.match(short, /^[0-9a-f]{8}$/, 'a session is named by its key hash, shortened');
+    await frame.locator('#timeline').scrollIntoViewIfNeeded();
+    await screenshot(page, 'vscode-panel-timeline');
+  });
+
+  it("the decision browser filters by account, outcome and session, and expands to every candidate's verdict", async () => {
+    const frame = panelFrame(page);
+    const total = await frame.locator('details.decision').count();
+    await frame.locator('#filter-account').selectOption('personal');
+    const served = await frame.locator('details.decision summary strong').allInnerTexts();
+    assert.ok(served.length > 0 && served.length < total, `${served.length} of ${total} served by personal`);
+    assert.deepEqual([...new Set(served)], ['personal']);
+    await frame.locator('#filter-account').selectOption('');
+    // "Show its decisions" from the timeline filters by the selected session's hash.
+    await frame.locator('#lane-detail button', { hasText: 'Show its decisions' }).click();
+    const prefix = await frame.locator('#filter-session').inputValue();
+    assert.match(prefix, /^[0-9a-f]{8}$/);
+    const requests = await frame.locator('#lane-detail tbody tr').count();
+    assert.equal(await frame.locator('details.decision').count(), requests, "the session's requests, one decision each");
+    for (const summary of await frame.locator('details.decision summary').allInnerTexts()) assert.ok(summary.includes(prefix), summary);
+    const first = frame.locator('details.decision').first();
+    await first.locator('summary').click();
+    const verdicts = first.locator('table.candidates tbody tr');
+    assert.equal(await verdicts.count(), 3, 'every candidate');
+    assert.match(await verdicts.first().innerText(), /selected — /);
+    await frame.locator('#decisions').scrollIntoViewIfNeeded();
+    await screenshot(page, 'vscode-panel-decisions');
+    await frame.locator('button', { hasText: 'Clear filters' }).click();
+  });
+
   it('patches the panel in place: a routing setting shows within 2 s, an expanded decision stays expanded, focus stays', async () => {
     const body = await waitForWebviewText(page, /Decisions/, 30_000);
     const frame = panelFrame(page);
-    const first = frame.locator('details.decision').first();
+    const first = frame.locator('details.decision:not([open])').first();
     const id = (await first.getAttribute('id'))!;
     await first.locator('summary').click();
     await frame.locator(`[id="${id}"] table.candidates`).waitFor({ state: 'visible', timeout: 5_000 });
@@ -237,6 +344,7 @@ describe('the VSIX in real VS Code, driven like a user', function () {
 
   it('an account whose token is refused raises one needs-sign-in alert with a Sign In action', async () => {
     await runCommand(page, 'Claude Router: Add Account from Token', 15_000, true);
+    await page.locator('.quick-input-widget', { hasText: 'Add account from token' }).waitFor({ state: 'visible', timeout: 10_000 });
     await page.keyboard.type('sk-ant-oat01-refused-by-the-ui-test-upstream');
     await page.keyboard.press('Enter');
     await page
@@ -260,9 +368,18 @@ describe('the VSIX in real VS Code, driven like a user', function () {
     assert.equal(await page.locator('.notifications-toasts .notification-toast', { hasText: alert }).count(), 1, 'one alert per episode');
     // Its action starts signing in again to that account.
     await toast.locator('.monaco-button', { hasText: 'Sign In' }).click();
-    const dialog = page.locator('.monaco-dialog-box');
-    if (await dialog.isVisible({ timeout: 3_000 }).catch(() => false)) await page.keyboard.press('Escape');
-    await page.locator('.quick-input-widget', { hasText: 'Sign in with Claude' }).waitFor({ state: 'visible', timeout: 10_000 });
+    // The browser is asked to open Claude's sign-in page (code-server confirms first), then the code is asked for.
+    const dialog = page.getByRole('dialog').filter({ hasText: 'external website' });
+    const codeBox = page.locator('.quick-input-widget', { hasText: 'Sign in with Claude' });
+    const first = await Promise.race([
+      dialog.waitFor({ state: 'visible', timeout: 15_000 }).then(() => 'dialog'),
+      codeBox.waitFor({ state: 'visible', timeout: 15_000 }).then(() => 'code'),
+    ]);
+    if (first === 'dialog') {
+      assert.match(await dialog.innerText(), /claude\.ai\/oauth\/authorize/);
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+    }
+    await codeBox.waitFor({ state: 'visible', timeout: 10_000 });
     await page.keyboard.press('Escape');
   });
 });

@@ -122,3 +122,28 @@ export function poolSummary(s: StatusReport): { usable: number; total: number; b
   const headrooms = pool.filter((a) => a.usable && a.headroom !== null).map((a) => a.headroom as number);
   return { usable: s.usableAccounts, total: pool.length, bestHeadroom: headrooms.length ? Math.max(...headrooms) : null };
 }
+
+/** Eligibility in a word or two, for an Active account that a new request would still pass over. */
+const ELIGIBILITY_BRIEF: Partial<Record<FilterVerdict['code'], string>> = {
+  soft_limit: 'at soft limit',
+  over_cap: 'at in-flight cap',
+  scoped_exhausted: 'model limit',
+  over_sticky_threshold: 'over sticky threshold',
+  cooling: 'cooling',
+  window_exhausted: 'limited',
+  needs_sign_in: 'needs sign-in',
+};
+
+/**
+ * The Accounts view's description, short enough for the default sidebar width: the two windows,
+ * after the status when it is not plain Active and eligible (`5h 35% · 7d 62%`,
+ * `Paused · 5h 35% · 7d 62%`, `at soft limit · 5h 98% · 7d 40%`). The full status, eligibility and
+ * countdowns are in the tooltip.
+ */
+export function accountBrief(a: AccountReport): string {
+  const windows = `5h ${percent(a.session.used)} · 7d ${percent(a.weekly.used)}`;
+  if (a.status !== 'Active') return `${a.status} · ${windows}`;
+  const code = a.eligibility?.code;
+  const brief = code === undefined ? 'not considered' : code === 'eligible' ? null : (ELIGIBILITY_BRIEF[code] ?? code.replace(/_/g, ' '));
+  return brief ? `${brief} · ${windows}` : windows;
+}

@@ -42,21 +42,32 @@ describe('session timeline: which account served each request of a session, and 
     assert.deepEqual(lane.accounts, ['a', 'b']);
   });
 
-  it('a throttled account makes the session fail over: the switch says transient error', async () => {
+  it('a throttled account makes the session fail over, and the next session skips it: both switches say transient error (throttle)', async () => {
     h = await startHarness(accounts('a', 'b'), { routing: { sessionAffinity: true } });
     await turns('conv-throttle', 1);
+    await turns('conv-throttle-2', 1);
     h.sim.injectFault('a', { kind: 'throttle', retryAfterS: 30 });
     await turns('conv-throttle', 1);
+    await turns('conv-throttle-2', 1);
     await h.router.close();
-    const [lane] = sessionTimeline(h.decisions());
+    const lanes = sessionTimeline(h.decisions());
+    const byHash = (id: string) => lanes.find((l) => l.hash === stickyKeyHash(id))!;
+    // The first fails over (its attempt on a is throttled); the second finds a cooling and skips it.
     assert.deepEqual(
-      lane.requests.map((q) => [q.account, q.cause]),
+      byHash('conv-throttle').requests.map((q) => [q.account, q.cause, q.causeCode]),
       [
-        ['a', null],
-        ['b', 'transient'],
+        ['a', null, null],
+        ['b', 'transient', 'throttle'],
       ],
     );
-    assert.equal(lane.requests[1].causeCode, 'throttle');
+    assert.deepEqual(
+      byHash('conv-throttle-2').requests.map((q) => [q.account, q.cause, q.causeCode]),
+      [
+        ['a', null, null],
+        ['b', 'transient', 'throttle'],
+      ],
+    );
+    assert.equal(switchText('transient', 'throttle'), 'transient error (throttle)');
   });
 
   it('a bound account that needs sign-in is skipped: the switch says sign-in', async () => {
@@ -67,7 +78,7 @@ describe('session timeline: which account served each request of a session, and 
     await h.router.close();
     const [lane] = sessionTimeline(h.decisions());
     assert.equal(lane.requests[1].cause, 'sign_in');
-    assert.equal(lane.requests[1].causeCode, 'unusable');
+    assert.equal(lane.requests[1].causeCode, 'needs_sign_in');
   });
 
   it('over the sticky threshold the session is moved on purpose: the switch says sticky threshold', async () => {

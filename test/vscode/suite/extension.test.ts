@@ -217,7 +217,7 @@ describe('Claude Router in the extension host', function () {
     await eventually(async () => (await status(a)).policy.strategy === 'fill-first', 8000, 'back to the default without the file');
   });
 
-  it('the Accounts view shows each account: its displayed status and its eligibility for a new request', async () => {
+  it('the Accounts view shows each account briefly, and its displayed status and eligibility for a new request in the tooltip', async () => {
     const a = await api();
     const tree = new AccountsTreeProvider(a.model);
     const label = 'it-status-account';
@@ -235,15 +235,17 @@ describe('Claude Router in the extension host', function () {
     try {
       await a.service.store.set(label, { accessToken: 'sk-ant-oat01-status-view-test', refreshToken: 'sk-ant-ort01-status-view-test' });
       await a.service.accounts.upsert({ label, kind: 'oauth', fallback: false, enabled: true });
-      const active = await item('the account Active and eligible', (d) => d.startsWith('Active · eligible · '));
+      // The description stays short (the windows only while Active and eligible); the tooltip and the screen reader get both.
+      const active = await item('the account Active and eligible', (d) => d === '5h ? · 7d ?');
       assert.match((active.tooltip as vscode.MarkdownString).value, /status: Active · eligibility for a new request: eligible/);
+      assert.match(active.accessibilityInformation!.label, /Active · eligible/);
       const s = await status(a);
       const report = s.accounts.find((x: any) => x.label === label);
       assert.equal(report.status, 'Active');
       assert.deepEqual(report.eligibility, { code: 'eligible' });
 
       await a.service.accounts.upsert({ label, kind: 'oauth', fallback: false, enabled: false });
-      const disabled = await item('the account Disabled', (d) => d.startsWith('Disabled · disabled · '));
+      const disabled = await item('the account Disabled', (d) => d === 'Disabled · 5h ? · 7d ?');
       assert.match((disabled.tooltip as vscode.MarkdownString).value, /status: Disabled · eligibility for a new request: disabled/);
     } finally {
       tree.dispose();
