@@ -318,6 +318,36 @@ describe('Claude Router in the extension host', function () {
     assert.equal(a.service.simulated, false);
   });
 
+  it("simulated accounts run a demo policy under the user's settings, and their sample traffic spreads over them", async () => {
+    const a = await api();
+    await vscode.commands.executeCommand('claudeRouter.trySimulated');
+    try {
+      const s = await status(a);
+      assert.equal(s.policy.accountRanking, 'headroom-first');
+      assert.equal(s.config.sources['account-ranking'], "simulated accounts' demo default");
+      assert.equal(s.policy.sessionAffinity, true);
+      // A setting the user chose wins over the demo default, live.
+      await routing().update('accountRanking', 'expiry-first', vscode.ConfigurationTarget.Global);
+      await eventually(async () => (await status(a)).config.sources['account-ranking'] === 'setting claudeRouter.routing.accountRanking', 2000, 'the setting in force');
+      await routing().update('accountRanking', undefined, vscode.ConfigurationTarget.Global);
+      await eventually(async () => (await status(a)).policy.accountRanking === 'headroom-first', 2000, 'back to the demo default');
+      // The sample traffic that started with them: conversations bind, and more than one account serves.
+      const served = await eventually(
+        () => {
+          const by = new Set(a.service.recentDecisions(200).flatMap((d) => (d.servedBy ? [d.servedBy] : [])));
+          return by.size >= 2 ? by : undefined;
+        },
+        20_000,
+        'requests on two accounts',
+      );
+      assert.ok(served.size >= 2);
+      assert.ok((await status(a)).boundSessions >= 2, 'conversations are bound');
+    } finally {
+      await vscode.commands.executeCommand('claudeRouter.stopSimulated');
+    }
+    assert.equal((await status(a)).config.sources['account-ranking'], 'default', 'the real accounts never see the demo policy');
+  });
+
   it('alerts once when every simulated account is used up, saying until when in local time', async () => {
     const a = await api();
     await vscode.commands.executeCommand('claudeRouter.trySimulated');
