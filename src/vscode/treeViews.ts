@@ -8,6 +8,7 @@ import type { AccountReport, StatusReport } from '../proxy/status/status';
 import { accountBrief, accountState, candidateText, percent, reportFigures, statusAndEligibility, timeUntil, whyNow } from '../proxy/status/statusView';
 import { accountTooltip, STATE_ICONS, STATE_LABEL } from '../proxy/status/tooltips';
 import { formatDuration } from '../quota/duration';
+import type { DecisionRecord } from '../routing/decision';
 import type { RouterModel } from './routerModel';
 
 type AccountNode = { kind: 'account'; account: AccountReport } | { kind: 'detail'; id: string; label: string; description?: string; icon: string; tooltip?: string };
@@ -26,7 +27,7 @@ export class AccountsTreeProvider implements vscode.TreeDataProvider<AccountNode
     if (!s) return [];
     if (!node) return s.accounts.map((account) => ({ kind: 'account', account }));
     if (node.kind !== 'account') return [];
-    return details(node.account, s);
+    return details(node.account, s, this.model.decisions, this.model.previewModel);
   }
 
   getTreeItem(node: AccountNode): vscode.TreeItem {
@@ -64,7 +65,12 @@ export class AccountsTreeProvider implements vscode.TreeDataProvider<AccountNode
   }
 }
 
-function details(a: AccountReport, s: StatusReport): AccountNode[] {
+/**
+ * An account's children: its windows, in-flight requests, bound sessions, its share of the recent
+ * requests, and whether a new session would go to it — worked out for `model`, the model of the
+ * user's last requests (null: a model-less request).
+ */
+function details(a: AccountReport, s: StatusReport, decisions: readonly DecisionRecord[], model: string | null): AccountNode[] {
   const now = Date.now();
   const id = (k: string) => `account:${a.label}:${k}`;
   const nodes: AccountNode[] = [
@@ -83,15 +89,24 @@ function details(a: AccountReport, s: StatusReport): AccountNode[] {
   nodes.push({ kind: 'detail', id: id('inflight'), label: 'In flight', description: String(a.inflight), icon: 'pulse' });
   const sessions = s.sessions.filter((x) => x.account === a.label);
   nodes.push({ kind: 'detail', id: id('sessions'), label: 'Bound sessions', description: String(sessions.length), icon: 'link' });
+  const served = decisions.filter((d) => d.servedBy !== null);
+  if (served.length)
+    nodes.push({
+      kind: 'detail',
+      id: id('share'),
+      label: 'Recent requests',
+      description: `${percent(served.filter((d) => d.servedBy === a.label).length / served.length)} of the last ${served.length}`,
+      icon: 'graph',
+    });
   const v = s.preview.verdicts.find((x) => x.account === a.label);
   if (v)
     nodes.push({
       kind: 'detail',
       id: id('why'),
-      label: v.verdict === 'selected' ? 'Picked next' : 'Not picked next',
+      label: v.verdict === 'selected' ? 'A new session goes here' : 'A new session does not go here',
       description: candidateText(v, reportFigures(a), Date.now()),
       icon: 'info',
-      tooltip: whyNow(a, s),
+      tooltip: `${whyNow(a, s)}${model ? `\nWorked out for ${model}, the model of your last requests.` : ''}`,
     });
   return nodes;
 }

@@ -2,7 +2,7 @@
  * The router's own endpoints. Open (no client key, for health checks and
  * Claude Code's start-up probe): `GET /health`, `HEAD /api/hello`, and
  * `GET /identity?nonce=…` (proof that this is the router, see identity.ts). With the
- * key: `GET /status` (the report, no secrets), `GET /decisions?limit=N` (the
+ * key: `GET /status[?model=<id>]` (the report, no secrets), `GET /decisions?limit=N` (the
  * latest decision records) and `GET /events` (a change stream).
  */
 import type { ServerResponse } from 'node:http';
@@ -26,7 +26,7 @@ export function serveLocal(ctx: RequestContext): boolean {
   if (path === IDENTITY_PATH && ctx.req.method === 'GET') proveIdentity(ctx);
   else if (isOpenEndpoint(ctx)) sendOk(res, path === '/health' ? '{"status":"ok"}' : undefined);
   else if (ctx.req.method !== 'GET') return false;
-  else if (path === '/status') sendJson(res, routerStatus(ctx.services));
+  else if (path === '/status') sendJson(res, routerStatus(ctx.services, statusModel(ctx.url.slice(path.length + 1))));
   else if (path === '/decisions') {
     const limit = Math.min(500, Math.max(1, Number(new URLSearchParams(ctx.url.slice(path.length + 1)).get('limit')) || 50));
     sendJson(res, ctx.services.decisions.recent(limit));
@@ -50,16 +50,26 @@ function proveIdentity(ctx: RequestContext): void {
   else sendOk(res, answer.json);
 }
 
-/** The `/status` report (labels and numbers, no secrets), with a preview of how a new, unbound request would be routed. */
-export function routerStatus(s: RouterServices): StatusReport {
+/** `?model=<id>` of a `/status` query (at most 200 characters, like the decision record's `model`), or null. */
+function statusModel(query: string): string | null {
+  const model = new URLSearchParams(query).get('model');
+  return model ? model.slice(0, 200) : null;
+}
+
+/**
+ * The `/status` report (labels and numbers, no secrets), with a preview of how a new, unbound
+ * request would be routed — for a request of `model` when given (`GET /status?model=<id>`: its
+ * family's model-scoped windows then count for eligibility and the preview), else a model-less one.
+ */
+export function routerStatus(s: RouterServices, model: string | null = null): StatusReport {
   const now = s.now();
   const config = s.live.config;
-  const plan = planFor(s.state, config, metricsParams(config.policy, null), null, now, true);
+  const plan = planFor(s.state, config, metricsParams(config.policy, model), null, now, true);
   return buildStatus({
     config,
     configStatus: s.configStatus,
     state: s.state,
-    metrics: metricsFor(s.state, config, null, now),
+    metrics: metricsFor(s.state, config, model, now),
     now,
     startedAtMs: s.startedAtMs,
     preview: { selectionReason: plan.selectionReason, verdicts: plan.verdicts },
