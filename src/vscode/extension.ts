@@ -3,7 +3,6 @@
  * every disposable, and returns a small API (used by the integration tests).
  */
 import * as vscode from 'vscode';
-import { claudeCodeEnvironment, shellExports } from '../proxy/http/clientEnv';
 import { registerAccountCommands } from './accountCommands';
 import { AlertController } from './alerts';
 import { channelLogger } from './log';
@@ -13,6 +12,7 @@ import { SettingsService } from './settings';
 import { registerSimulatedCommands } from './simulatedCommands';
 import { StatusBarController } from './statusBar';
 import { StatusPanel } from './statusPanel';
+import { copyTerminalEnvironment } from './terminalEnv';
 import { chooseStrategy } from './strategyCommand';
 import { TerminalEnvironment } from './terminalEnv';
 import { AccountsTreeProvider, SessionsTreeProvider } from './treeViews';
@@ -58,7 +58,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Claude
   // New terminals get the router's environment only while this window leads or follows a leader
   // that proved it knows the key; a port held by another program gets neither key nor traffic.
   const terminalEnv = new TerminalEnvironment(context.environmentVariableCollection);
-  const applyEnv = () => terminalEnv.update(svc.role, svc.url, svc.clientKey, settings.host.terminalEnabled);
+  const applyEnv = () => terminalEnv.update(svc.role, svc.url, svc.clientKey, settings.host.terminalEnabled, settings.host.subscriptionType);
   applyEnv();
   context.subscriptions.push(
     svc.onDidChangeRole(applyEnv),
@@ -72,10 +72,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Claude
   cmd('showStatus', () => StatusPanel.show(context.extensionUri, model, svc));
   cmd('refresh', () => model.refresh());
   cmd('openWalkthrough', () => vscode.commands.executeCommand('workbench.action.openWalkthrough', `${context.extension.id}#claudeRouter.gettingStarted`, false));
-  cmd('copyTerminalEnvironment', async () => {
-    await vscode.env.clipboard.writeText(shellExports(claudeCodeEnvironment(svc.url, svc.clientKey)) + '\n');
-    void vscode.window.showInformationMessage('Claude Router: the terminal environment is on the clipboard (it contains the local key; paste it only into your own shell).');
-  });
+  cmd('copyTerminalEnvironment', (shell?: unknown) => copyTerminalEnvironment(svc, shell));
   cmd('chooseStrategy', (strategy?: unknown, ranking?: unknown) => chooseStrategy(svc, strategy, ranking));
   cmd('rotateClientKey', async () => {
     await svc.rotateClientKey();

@@ -275,6 +275,32 @@ describe('Claude Router in the extension host', function () {
     }
   });
 
+  it('claudeRouter.terminal.subscriptionType reaches new terminals and the copied environment, for bash, PowerShell and cmd', async function () {
+    if (process.platform === 'win32') this.skip();
+    const a = await api();
+    const terminal = vscode.workspace.getConfiguration('claudeRouter.terminal');
+    try {
+      await terminal.update('subscriptionType', 'pro', vscode.ConfigurationTarget.Global);
+      const out = path.join(mkdtempSync(path.join(os.tmpdir(), 'router-term-')), 'plan.txt');
+      const t = vscode.window.createTerminal({ name: 'router-plan-test' });
+      t.sendText(`printf '%s\\n' "$CLAUDE_CODE_SUBSCRIPTION_TYPE" > '${out}.tmp' && mv '${out}.tmp' '${out}'`);
+      const plan = await eventually(() => (existsSync(out) ? readFileSync(out, 'utf8').trim() : undefined), 15_000, 'the terminal output');
+      t.dispose();
+      assert.equal(plan, 'pro', 'a new terminal is told the plan');
+      const posix = await vscode.commands.executeCommand<string>('claudeRouter.copyTerminalEnvironment', 'posix');
+      assert.equal(await vscode.env.clipboard.readText(), posix);
+      assert.match(posix, /^export CLAUDE_CODE_SUBSCRIPTION_TYPE='pro'$/m);
+      assert.match(posix, new RegExp(`^export CLAUDE_CODE_OAUTH_TOKEN='${a.clientKey()}'$`, 'm'));
+      assert.match(
+        (await vscode.commands.executeCommand<string>('claudeRouter.copyTerminalEnvironment', 'powershell'))!,
+        new RegExp(`^\\$env:ANTHROPIC_BASE_URL = '${a.url()}'$`, 'm'),
+      );
+      assert.match((await vscode.commands.executeCommand<string>('claudeRouter.copyTerminalEnvironment', 'cmd'))!, /^set "CLAUDE_CODE_SUBSCRIPTION_TYPE=pro"$/m);
+    } finally {
+      await terminal.update('subscriptionType', undefined, vscode.ConfigurationTarget.Global);
+    }
+  });
+
   it('a second proxy for the same port follows the first and takes over when it is disposed', async () => {
     const a = await api();
     const port = await freePort();
