@@ -292,10 +292,10 @@ describe('Claude Router in the extension host', function () {
       assert.match(posix, /^export CLAUDE_CODE_SUBSCRIPTION_TYPE='pro'$/m);
       assert.match(posix, new RegExp(`^export CLAUDE_CODE_OAUTH_TOKEN='${a.clientKey()}'$`, 'm'));
       assert.match(
-        (await vscode.commands.executeCommand<string>('claudeRouter.copyTerminalEnvironment', 'powershell'))!,
+        await vscode.commands.executeCommand<string>('claudeRouter.copyTerminalEnvironment', 'powershell'),
         new RegExp(`^\\$env:ANTHROPIC_BASE_URL = '${a.url()}'$`, 'm'),
       );
-      assert.match((await vscode.commands.executeCommand<string>('claudeRouter.copyTerminalEnvironment', 'cmd'))!, /^set "CLAUDE_CODE_SUBSCRIPTION_TYPE=pro"$/m);
+      assert.match(await vscode.commands.executeCommand<string>('claudeRouter.copyTerminalEnvironment', 'cmd'), /^set "CLAUDE_CODE_SUBSCRIPTION_TYPE=pro"$/m);
     } finally {
       await terminal.update('subscriptionType', undefined, vscode.ConfigurationTarget.Global);
     }
