@@ -240,6 +240,11 @@ export interface StartCodeServerOptions {
   env?: Record<string, string>;
   /** How long to wait for the first HTTP answer. Default 45 000 ms. */
   startTimeoutMs?: number;
+  /**
+   * `--reconnection-grace-time` (s): how long the extension host of a page that went away (a
+   * reload) lives on, waiting for it to reconnect. code-server's default is 3 hours.
+   */
+  reconnectionGraceTimeS?: number;
 }
 
 export interface CodeServer {
@@ -290,6 +295,7 @@ async function startOnce(launcher: string, opts: StartCodeServerOptions, port: n
     opts.extensionsDir,
   ];
   if (opts.smokeTestDriver) args.push('--vscode-option', 'enable-smoke-test-driver');
+  if (opts.reconnectionGraceTimeS !== undefined) args.push('--reconnection-grace-time', String(opts.reconnectionGraceTimeS));
   args.push(opts.folder);
 
   const child: ChildProcess = spawn(launcher, args, {

@@ -80,7 +80,9 @@ describe('the VSIX in real VS Code, driven like a user', function () {
       'workbench.editor.useModal': 'off',
     });
     await installVsix(vsix, extensionsDir, userDataDir);
-    server = await startCodeServer({ userDataDir, extensionsDir, folder: workspace });
+    // After "Reload Window" the old extension host must end, as on the desktop, or it keeps the
+    // proxy's port (code-server keeps a left page's host for 3 h by default, waiting for it to reconnect).
+    server = await startCodeServer({ userDataDir, extensionsDir, folder: workspace, reconnectionGraceTimeS: 5 });
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     page.on('console', (m) => {
