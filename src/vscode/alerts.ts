@@ -58,22 +58,33 @@ export class AlertController implements vscode.Disposable {
   private show(alert: Alert, now: number): void {
     switch (alert.kind) {
       case 'needs_sign_in': {
-        const names = alert.accounts.map((a) => `"${a.label}"`).join(', ');
-        const why = alert.accounts.length === 1 ? ` (${alert.accounts[0].reason})` : '';
-        const others = (this.model.status?.usableAccounts ?? 0) > 0 ? ' Requests go to the other accounts meanwhile.' : '';
-        const message = `Claude Router: ${names} ${alert.accounts.length === 1 ? 'needs' : 'need'} you to sign in again${why}.${others}`;
-        this.notify('warning', message, ['Sign In'], () => vscode.commands.executeCommand('claudeRouter.signInAgain', alert.accounts[0].label));
+        const [first] = alert.accounts;
+        const who =
+          alert.accounts.length === 1
+            ? vscode.l10n.t('Claude Router: "{0}" needs you to sign in again ({1}).', first.label, first.reason)
+            : vscode.l10n.t('Claude Router: {0} need you to sign in again.', alert.accounts.map((a) => `"${a.label}"`).join(', '));
+        const others = (this.model.status?.usableAccounts ?? 0) > 0 ? ` ${vscode.l10n.t('Requests go to the other accounts meanwhile.')}` : '';
+        this.notify('warning', `${who}${others}`, [vscode.l10n.t('Sign In')], () => vscode.commands.executeCommand('claudeRouter.signInAgain', first.label));
         return;
       }
       case 'pool_exhausted': {
         const one = alert.total === 1;
+        const at = alert.untilMs === null ? '' : localClock(alert.untilMs, now);
+        const wait = alert.untilMs === null ? '' : formatDuration((alert.untilMs - now) / 1000);
         const until =
           alert.untilMs === null
-            ? `When one recovers is unknown ("${alert.account}": ${alert.what}) — sign in or wait for fresh quota data.`
-            : `${one ? 'It' : `The first, "${alert.account}",`} is usable again at ${localClock(alert.untilMs, now)}, in ${formatDuration((alert.untilMs - now) / 1000)} (${alert.what}).`;
-        const pool = one ? 'the only account is' : `all ${alert.total} accounts are`;
-        const what = alert.upstreamTrouble ? `Anthropic is overloaded or failing: ${pool} pausing.` : `${pool[0].toUpperCase()}${pool.slice(1)} used up.`;
-        this.notify('warning', `Claude Router: ${what} ${until} Until then Claude Code gets "rate limited" answers.`, ['Show Status'], () =>
+            ? vscode.l10n.t('When one recovers is unknown ("{0}": {1}) — sign in or wait for fresh quota data.', alert.account, alert.what)
+            : one
+              ? vscode.l10n.t('It is usable again at {0}, in {1} ({2}).', at, wait, alert.what)
+              : vscode.l10n.t('The first, "{0}", is usable again at {1}, in {2} ({3}).', alert.account, at, wait, alert.what);
+        const what = alert.upstreamTrouble
+          ? one
+            ? vscode.l10n.t('Anthropic is overloaded or failing: the only account is pausing.')
+            : vscode.l10n.t('Anthropic is overloaded or failing: all {0} accounts are pausing.', alert.total)
+          : one
+            ? vscode.l10n.t('The only account is used up.')
+            : vscode.l10n.t('All {0} accounts are used up.', alert.total);
+        this.notify('warning', vscode.l10n.t('Claude Router: {0} {1} Until then Claude Code gets "rate limited" answers.', what, until), [vscode.l10n.t('Show Status')], () =>
           vscode.commands.executeCommand('claudeRouter.showStatus'),
         );
         return;
@@ -85,11 +96,12 @@ export class AlertController implements vscode.Disposable {
   private onRole(role: ProxyRole): void {
     if (role.kind !== 'blocked') return;
     const port = this.service.settings.host.port;
+    const another = vscode.l10n.t('Use Another Port');
     this.notify(
       'warning',
-      `Claude Router: ${role.reason}. New terminals are not sent through the router until the port is free or another is chosen.`,
-      ['Use Another Port', 'Show What Holds It'],
-      (choice) => (choice === 'Use Another Port' ? this.useAnotherPort() : this.showHolder(port)),
+      vscode.l10n.t('Claude Router: {0}. New terminals are not sent through the router until the port is free or another is chosen.', role.reason),
+      [another, vscode.l10n.t('Show What Holds It')],
+      (choice) => (choice === another ? this.useAnotherPort() : this.showHolder(port)),
     );
   }
 
@@ -103,10 +115,10 @@ export class AlertController implements vscode.Disposable {
   private async useAnotherPort(): Promise<void> {
     const suggested = await freePort().catch(() => undefined);
     const value = await vscode.window.showInputBox({
-      title: 'Claude Router: port',
-      prompt: 'A loopback port for the router (all your VS Code windows share it); takes effect after a window reload',
+      title: vscode.l10n.t('Claude Router: port'),
+      prompt: vscode.l10n.t('A loopback port for the router (all your VS Code windows share it); takes effect after a window reload'),
       value: suggested ? String(suggested) : '',
-      validateInput: (v) => (/^\d+$/.test(v.trim()) && Number(v) >= 1024 && Number(v) <= 65535 ? undefined : 'a port number from 1024 to 65535'),
+      validateInput: (v) => (/^\d+$/.test(v.trim()) && Number(v) >= 1024 && Number(v) <= 65535 ? undefined : vscode.l10n.t('a port number from 1024 to 65535')),
     });
     if (value) await vscode.workspace.getConfiguration('claudeRouter').update('port', Number(value), vscode.ConfigurationTarget.Global);
   }

@@ -50,7 +50,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<Claude
   context.subscriptions.push(accountsTree, accountsView, sessionsTree, sessionsView, new StatusBarController(model, svc), alerts);
   const updateBadges = () => {
     const s = model.status;
-    accountsView.message = svc.simulated ? 'Simulated accounts — "Stop Simulated Accounts" returns to yours.' : model.error && model.error !== 'starting' ? model.error : undefined;
+    accountsView.message = svc.simulated
+      ? vscode.l10n.t('Simulated accounts — "Stop Simulated Accounts" returns to yours.')
+      : model.error && model.error !== 'starting'
+        ? model.error
+        : undefined;
     sessionsView.description = s ? `${s.sessions.length}` : undefined;
   };
   context.subscriptions.push(model.onDidChange(updateBadges));
@@ -77,7 +81,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<Claude
   cmd('rotateClientKey', async () => {
     await svc.rotateClientKey();
     void vscode.window.showInformationMessage(
-      'Claude Router: the local client key was replaced; the old one is refused from now on. New terminals get the new key — restart "claude" from a new terminal, and copy the terminal environment again for external terminals.',
+      vscode.l10n.t(
+        'Claude Router: the local client key was replaced; the old one is refused from now on. New terminals get the new key — restart "claude" from a new terminal, and copy the terminal environment again for external terminals.',
+      ),
     );
   });
   context.subscriptions.push(...registerAccountCommands(svc), ...registerSimulatedCommands(svc, () => StatusPanel.show(context.extensionUri, model, svc)));

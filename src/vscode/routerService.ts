@@ -175,7 +175,7 @@ export class RouterService {
       void this.reloadConfig();
     }
     if (this.settings.changed(e, 'port')) {
-      void vscode.window.showInformationMessage('Claude Router: the new port is used after a window reload.', 'Reload Window').then((c) => {
+      void vscode.window.showInformationMessage(vscode.l10n.t('Claude Router: the new port is used after a window reload.'), vscode.l10n.t('Reload Window')).then((c) => {
         if (c) void vscode.commands.executeCommand('workbench.action.reloadWindow');
       });
     }
@@ -259,7 +259,7 @@ export class RouterService {
     if ('error' in next) {
       this.lastSettingsError = next.error;
       real.router.engine.reportReloadError(next.error);
-      void vscode.window.showErrorMessage(`Claude Router: ${next.error.split('\n')[0]} — the last good routing policy stays in force.`);
+      void vscode.window.showErrorMessage(vscode.l10n.t('Claude Router: {0} — the last good routing policy stays in force.', next.error.split('\n')[0]));
     } else {
       this.lastSettingsError = null;
       real.router.engine.applyConfig(next.config, next.sources);
@@ -278,7 +278,7 @@ export class RouterService {
     let sources: Record<string, string> = {};
     if ('error' in first) {
       this.lastSettingsError = first.error;
-      void vscode.window.showErrorMessage(`Claude Router: ${first.error.split('\n')[0]} — using the default routing policy.`);
+      void vscode.window.showErrorMessage(vscode.l10n.t('Claude Router: {0} — using the default routing policy.', first.error.split('\n')[0]));
       const fallback = await this.runtimeFromSettingsDefaults();
       config = fallback;
     } else {
@@ -326,7 +326,7 @@ export class RouterService {
 
   private async startSimulatedNow(): Promise<void> {
     if (this.simulated || this.disposed) return;
-    if (this.role.kind !== 'leader') throw new Error('another VS Code window serves the proxy; try simulated accounts there');
+    if (this.role.kind !== 'leader') throw new Error(vscode.l10n.t('another VS Code window serves the proxy; try simulated accounts there'));
     // With settings that do not validate, the last good policy (the real engine's) serves them too.
     const demo = await this.runtimeFromSettings(SIMULATED_POLICY);
     const real = this.real!.router.engine;

@@ -50,10 +50,10 @@ export class SettingsService implements vscode.Disposable {
     const c = vscode.workspace.getConfiguration('claudeRouter');
     const { settings, error: hostError } = hostSettingsFrom({ port: c.get('port'), upstreamBaseUrl: c.get('upstreamBaseUrl'), tokenUrl: c.get('tokenUrl') });
     const plan = subscriptionTypeSchema.safeParse(c.get('terminal.subscriptionType') ?? 'max');
-    const planError = plan.success ? null : `claudeRouter.terminal.subscriptionType: must be "max" or "pro"`;
+    const planError = plan.success ? null : vscode.l10n.t('claudeRouter.terminal.subscriptionType: must be "max" or "pro"');
     const error = [hostError, planError].filter(Boolean).join('\n') || null;
     // Shown once per change: the Settings UI lets anyone type a bad value.
-    if (error) void vscode.window.showErrorMessage(`Claude Router: ${error.split('\n')[0]} — the default is used.`);
+    if (error) void vscode.window.showErrorMessage(vscode.l10n.t('Claude Router: {0} — the default is used.', error.split('\n')[0]));
     this.hostCache = {
       ...settings,
       configFile: (c.get<string>('configFile') ?? '').trim(),

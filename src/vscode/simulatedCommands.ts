@@ -13,7 +13,9 @@ import type { RouterService } from './routerService';
 const THROTTLE_S = 30;
 
 /** What the sample traffic promises, for the notification that starts it. */
-export const SAMPLE_TRAFFIC_TEXT = `8 conversations over about 20 s; halfway, one account is throttled once (${THROTTLE_S} s), so you see a request fail over`;
+function sampleTrafficText(): string {
+  return vscode.l10n.t('8 conversations over about 20 s; halfway, one account is throttled once ({0} s), so you see a request fail over', THROTTLE_S);
+}
 
 /**
  * Sends the sample traffic through this window's proxy to the simulated accounts; stops when the
@@ -23,7 +25,7 @@ export const SAMPLE_TRAFFIC_TEXT = `8 conversations over about 20 s; halfway, on
 export function sendSampleTraffic(service: RouterService): Promise<SampleTrafficResult> {
   const sim = service.simulatedUpstream;
   const signal = service.simulationSignal;
-  if (!sim || !signal) throw new Error('sample traffic goes to simulated accounts only: start them first ("Try with Simulated Accounts")');
+  if (!sim || !signal) throw new Error(vscode.l10n.t('sample traffic goes to simulated accounts only: start them first ("Try with Simulated Accounts")'));
   return runSampleTraffic({
     url: service.url,
     clientKey: service.clientKey,
@@ -65,25 +67,28 @@ export function registerSimulatedCommands(service: RouterService, showStatus: ()
       traffic();
       void vscode.window
         .showInformationMessage(
-          `Claude Router: routing between three simulated accounts with a demo policy (headroom-first, session affinity; your settings override it). Sample traffic is on its way: ${SAMPLE_TRAFFIC_TEXT}. Run "claude" in a new terminal to add your own.`,
-          'Show Routing Status',
+          vscode.l10n.t(
+            'Claude Router: routing between three simulated accounts with a demo policy (headroom-first, session affinity; your settings override it). Sample traffic is on its way: {0}. Run "claude" in a new terminal to add your own.',
+            sampleTrafficText(),
+          ),
+          vscode.l10n.t('Show Routing Status'),
         )
         .then((c) => (c ? showStatus() : undefined));
     }),
     reg('sendSampleTraffic', () => {
       if (!service.simulated) {
         void vscode.window
-          .showInformationMessage('Claude Router: sample traffic goes to simulated accounts only.', 'Try with Simulated Accounts')
+          .showInformationMessage(vscode.l10n.t('Claude Router: sample traffic goes to simulated accounts only.'), vscode.l10n.t('Try with Simulated Accounts'))
           .then((c) => (c ? vscode.commands.executeCommand('claudeRouter.trySimulated') : undefined));
         return;
       }
       if (running) {
-        void vscode.window.showInformationMessage('Claude Router: sample traffic is already running.');
+        void vscode.window.showInformationMessage(vscode.l10n.t('Claude Router: sample traffic is already running.'));
         return;
       }
       traffic();
       void vscode.window
-        .showInformationMessage(`Claude Router: sending sample traffic: ${SAMPLE_TRAFFIC_TEXT}.`, 'Show Routing Status')
+        .showInformationMessage(vscode.l10n.t('Claude Router: sending sample traffic: {0}.', sampleTrafficText()), vscode.l10n.t('Show Routing Status'))
         .then((c) => (c ? showStatus() : undefined));
     }),
     reg('stopSimulated', () => service.stopSimulated()),

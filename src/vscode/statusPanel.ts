@@ -14,7 +14,8 @@ import type { RouterModel } from './routerModel';
 import type { RouterService } from './routerService';
 
 const VIEW_TYPE = 'claudeRouter.status';
-const TITLE = 'Claude Router: Routing Status';
+/** The panel's title (also the serializer's, so a restored panel keeps it). */
+const title = () => vscode.l10n.t('Claude Router: Routing Status');
 /** Countdowns on the page move this often without new data (ms). */
 const REFRESH_MS = 30_000;
 /** The commands the page's buttons may run (the empty pool's next steps). */
@@ -37,7 +38,7 @@ export class StatusPanel implements vscode.Disposable {
       StatusPanel.current.panel.reveal();
       return StatusPanel.current;
     }
-    const panel = vscode.window.createWebviewPanel(VIEW_TYPE, TITLE, vscode.ViewColumn.Active, { ...webviewOptions(extensionUri), retainContextWhenHidden: false });
+    const panel = vscode.window.createWebviewPanel(VIEW_TYPE, title(), vscode.ViewColumn.Active, { ...webviewOptions(extensionUri), retainContextWhenHidden: false });
     StatusPanel.current = new StatusPanel(panel, extensionUri, model, service, 'hour');
     return StatusPanel.current;
   }
@@ -64,7 +65,7 @@ export class StatusPanel implements vscode.Disposable {
     this.range = range;
     const media = vscode.Uri.joinPath(extensionUri, 'media');
     panel.iconPath = vscode.Uri.joinPath(media, 'router.svg');
-    panel.title = TITLE;
+    panel.title = title();
     panel.webview.html = this.html();
     this.subscriptions.push(
       model.onDidChange(() => this.post()),
@@ -112,7 +113,7 @@ export class StatusPanel implements vscode.Disposable {
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${w.cspSource}; script-src 'nonce-${nonce}'; img-src ${w.cspSource};">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
 <link rel="stylesheet" href="${css.toString()}">
-<title>${TITLE}</title></head>
+<title>${title()}</title></head>
 <body><main id="root"><p class="muted">Loading…</p></main>
 <script nonce="${nonce}" src="${js.toString()}"></script></body></html>`;
   }

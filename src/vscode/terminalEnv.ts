@@ -33,7 +33,9 @@ export function terminalEnvAction(role: ProxyRole): 'apply' | 'clear' | 'keep' {
 /** Sets the collection to `env`, or clears it (null). */
 export function applyTerminalEnvironment(collection: vscode.GlobalEnvironmentVariableCollection, env: Record<string, string> | null): void {
   collection.clear();
-  collection.description = env ? new vscode.MarkdownString('Claude Router: sends Claude Code through the local account router (`ANTHROPIC_BASE_URL`, local key).') : undefined;
+  collection.description = env
+    ? new vscode.MarkdownString(vscode.l10n.t('Claude Router: sends Claude Code through the local account router (`ANTHROPIC_BASE_URL`, local key).'))
+    : undefined;
   for (const [name, value] of Object.entries(env ?? {})) collection.replace(name, value);
 }
 
@@ -62,7 +64,7 @@ export class TerminalEnvironment {
 const SHELLS: Array<{ shell: ShellKind; label: string; detail: string }> = [
   { shell: 'posix', label: 'bash, zsh, sh', detail: "export NAME='value'" },
   { shell: 'powershell', label: 'PowerShell', detail: "$env:NAME = 'value'" },
-  { shell: 'cmd', label: 'Command Prompt (cmd)', detail: 'set "NAME=value"' },
+  { shell: 'cmd', label: vscode.l10n.t('Command Prompt (cmd)'), detail: 'set "NAME=value"' },
 ];
 
 /**
@@ -72,10 +74,13 @@ const SHELLS: Array<{ shell: ShellKind; label: string; detail: string }> = [
  */
 export async function copyTerminalEnvironment(service: RouterService, shell?: unknown): Promise<string | undefined> {
   const order = process.platform === 'win32' ? [SHELLS[1], SHELLS[2], SHELLS[0]] : SHELLS;
-  const kind = SHELLS.find((s) => s.shell === shell)?.shell ?? (await vscode.window.showQuickPick(order, { placeHolder: 'Which shell is the terminal running?' }))?.shell;
+  const kind =
+    SHELLS.find((s) => s.shell === shell)?.shell ?? (await vscode.window.showQuickPick(order, { placeHolder: vscode.l10n.t('Which shell is the terminal running?') }))?.shell;
   if (!kind) return undefined;
   const text = `${shellExports(claudeCodeEnvironment(service.url, service.clientKey, service.settings.host.subscriptionType), kind)}\n`;
   await vscode.env.clipboard.writeText(text);
-  void vscode.window.showInformationMessage('Claude Router: the terminal environment is on the clipboard (it contains the local key; paste it only into your own shell).');
+  void vscode.window.showInformationMessage(
+    vscode.l10n.t('Claude Router: the terminal environment is on the clipboard (it contains the local key; paste it only into your own shell).'),
+  );
   return text;
 }

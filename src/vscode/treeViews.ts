@@ -74,28 +74,28 @@ function details(a: AccountReport, s: StatusReport, decisions: readonly Decision
   const now = Date.now();
   const id = (k: string) => `account:${a.label}:${k}`;
   const nodes: AccountNode[] = [
-    { kind: 'detail', id: id('5h'), label: '5-hour window', description: `${percent(a.session.used)} · resets in ${timeUntil(a.session.resetsAt, now)}`, icon: 'clock' },
-    { kind: 'detail', id: id('7d'), label: 'Weekly window', description: `${percent(a.weekly.used)} · resets in ${timeUntil(a.weekly.resetsAt, now)}`, icon: 'calendar' },
+    { kind: 'detail', id: id('5h'), label: vscode.l10n.t('5-hour window'), description: resets(a.session.used, a.session.resetsAt, now), icon: 'clock' },
+    { kind: 'detail', id: id('7d'), label: vscode.l10n.t('Weekly window'), description: resets(a.weekly.used, a.weekly.resetsAt, now), icon: 'calendar' },
   ];
   for (const [family, w] of Object.entries(a.scoped)) {
     nodes.push({
       kind: 'detail',
       id: id(`scoped:${family}`),
-      label: `Weekly ${family}`,
-      description: `${percent(w.used)} · resets in ${timeUntil(w.resetsAt, now)}`,
+      label: vscode.l10n.t('Weekly {0}', family),
+      description: resets(w.used, w.resetsAt, now),
       icon: 'symbol-class',
     });
   }
-  nodes.push({ kind: 'detail', id: id('inflight'), label: 'In flight', description: String(a.inflight), icon: 'pulse' });
+  nodes.push({ kind: 'detail', id: id('inflight'), label: vscode.l10n.t('In flight'), description: String(a.inflight), icon: 'pulse' });
   const sessions = s.sessions.filter((x) => x.account === a.label);
-  nodes.push({ kind: 'detail', id: id('sessions'), label: 'Bound sessions', description: String(sessions.length), icon: 'link' });
+  nodes.push({ kind: 'detail', id: id('sessions'), label: vscode.l10n.t('Bound sessions'), description: String(sessions.length), icon: 'link' });
   const served = decisions.filter((d) => d.servedBy !== null);
   if (served.length)
     nodes.push({
       kind: 'detail',
       id: id('share'),
-      label: 'Recent requests',
-      description: `${percent(served.filter((d) => d.servedBy === a.label).length / served.length)} of the last ${served.length}`,
+      label: vscode.l10n.t('Recent requests'),
+      description: vscode.l10n.t('{0} of the last {1}', percent(served.filter((d) => d.servedBy === a.label).length / served.length), served.length),
       icon: 'graph',
     });
   const v = s.preview.verdicts.find((x) => x.account === a.label);
@@ -103,12 +103,17 @@ function details(a: AccountReport, s: StatusReport, decisions: readonly Decision
     nodes.push({
       kind: 'detail',
       id: id('why'),
-      label: v.verdict === 'selected' ? 'A new session goes here' : 'A new session does not go here',
+      label: v.verdict === 'selected' ? vscode.l10n.t('A new session goes here') : vscode.l10n.t('A new session does not go here'),
       description: candidateText(v, reportFigures(a), Date.now()),
       icon: 'info',
-      tooltip: `${whyNow(a, s)}${model ? `\nWorked out for ${model}, the model of your last requests.` : ''}`,
+      tooltip: `${whyNow(a, s)}${model ? `\n${vscode.l10n.t('Worked out for {0}, the model of your last requests.', model)}` : ''}`,
     });
   return nodes;
+}
+
+/** A window's detail: `35% · resets in 2 h 5 min`. */
+function resets(used: number | null, resetsAt: string | null, now: number): string {
+  return vscode.l10n.t('{0} · resets in {1}', percent(used), timeUntil(resetsAt, now));
 }
 
 type SessionNode = { sessionId: string; account: string; idleLeftMs: number };
@@ -132,7 +137,12 @@ export class SessionsTreeProvider implements vscode.TreeDataProvider<SessionNode
     item.id = `session:${node.sessionId}`;
     // Short for the default sidebar width; the tooltip says what the time is.
     item.description = `${node.account} · ${formatDuration(Math.round(node.idleLeftMs / 1000))}`;
-    item.tooltip = `Session key hash ${node.sessionId}\nbound to ${node.account}\nthe binding ends after ${formatDuration(Math.round(node.idleLeftMs / 1000))} more without a request`;
+    item.tooltip = vscode.l10n.t(
+      'Session key hash {0}\nbound to {1}\nthe binding ends after {2} more without a request',
+      node.sessionId,
+      node.account,
+      formatDuration(Math.round(node.idleLeftMs / 1000)),
+    );
     item.iconPath = new vscode.ThemeIcon('comment-discussion');
     return item;
   }
