@@ -103,7 +103,7 @@ function details(a: AccountReport, s: StatusReport, decisions: readonly Decision
     nodes.push({
       kind: 'detail',
       id: id('why'),
-      label: v.verdict === 'selected' ? vscode.l10n.t('A new session goes here') : vscode.l10n.t('A new session does not go here'),
+      label: v.verdict === 'selected' && a.usable ? vscode.l10n.t('A new session goes here') : vscode.l10n.t('A new session does not go here'),
       description: candidateText(v, reportFigures(a), Date.now()),
       icon: 'info',
       tooltip: `${whyNow(a, s)}${model ? `\n${vscode.l10n.t('Worked out for {0}, the model of your last requests.', model)}` : ''}`,

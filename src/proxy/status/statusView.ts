@@ -111,6 +111,8 @@ export function whyNow(a: AccountReport, s: StatusReport, now = Date.now()): str
   if (!a.enabled) return 'Disabled: never picked.';
   const v = s.preview.verdicts.find((x) => x.account === a.label);
   if (!v) return 'Not a candidate.';
+  // The plan still puts an unusable account first when nothing else is left (the only account): it cannot serve.
+  if (v.verdict === 'selected' && !a.usable) return `Not usable now: ${explainReason(a.unusableReason ?? 'unusable')}.`;
   if (v.verdict === 'selected') return `A new request would go here: ${explainReason(v.reason)}.`;
   if (v.verdict === 'unusable') return `Not picked now: ${explainReason(v.reason)}${v.filter ? ` (${verdictText(v.filter, now)})` : ''}.`;
   return `Not picked now: ${candidateText(v, reportFigures(a), now)}.`;

@@ -48,4 +48,15 @@ describe('status presentation (tree, status bar, panel, CLI)', () => {
       await h.close();
     }
   });
+
+  it('an account that cannot serve is never "where a new request would go", even when it is the only one', async () => {
+    const h = await startHarness(accounts('only'));
+    try {
+      h.router.engine.state.markNeedsSignIn('only', 'no usable credentials');
+      const s = await routerStatus(h);
+      assert.equal(whyNow(s.accounts[0], s), 'Not usable now: it needs you to sign in again.');
+    } finally {
+      await h.close();
+    }
+  });
 });
