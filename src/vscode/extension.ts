@@ -3,6 +3,7 @@
  * every disposable, and returns a small API (used by the integration tests).
  */
 import * as vscode from 'vscode';
+import { existsSync } from 'node:fs';
 import { registerAccountCommands } from './accountCommands';
 import { AlertController } from './alerts';
 import { channelLogger } from './log';
@@ -75,6 +76,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<Claude
   const cmd = (id: string, fn: (...args: unknown[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(`claudeRouter.${id}`, fn));
   cmd('showStatus', () => StatusPanel.show(context.extensionUri, model, svc));
   cmd('refresh', () => model.refresh());
+  cmd('openDecisionLog', async () => {
+    const file = svc.decisionLogFile;
+    if (file && existsSync(file)) await vscode.window.showTextDocument(vscode.Uri.file(file), { preview: true });
+    else void vscode.window.showInformationMessage(vscode.l10n.t('Claude Router: no decision has been logged yet.'));
+  });
   cmd('openWalkthrough', () => vscode.commands.executeCommand('workbench.action.openWalkthrough', `${context.extension.id}#claudeRouter.gettingStarted`, false));
   cmd('copyTerminalEnvironment', (shell?: unknown) => copyTerminalEnvironment(svc, shell));
   cmd('chooseStrategy', (strategy?: unknown, ranking?: unknown) => chooseStrategy(svc, strategy, ranking));

@@ -99,6 +99,11 @@ export class RouterService {
     return this.active?.simulated;
   }
 
+  /** The decision log (`decisions.jsonl`) of the serving engine: simulated accounts keep theirs in a temporary folder. */
+  get decisionLogFile(): string | undefined {
+    return this.active?.router.decisions.file;
+  }
+
   /** Aborted when the simulated accounts stop; undefined while they do not serve. */
   get simulationSignal(): AbortSignal | undefined {
     return this.active?.stopping?.signal;

@@ -18,8 +18,8 @@ const VIEW_TYPE = 'claudeRouter.status';
 const title = () => vscode.l10n.t('Claude Router: Routing Status');
 /** Countdowns on the page move this often without new data (ms). */
 const REFRESH_MS = 30_000;
-/** The commands the page's buttons may run (the empty pool's next steps). */
-const PANEL_ACTIONS = new Set(['signIn', 'importClaudeCodeLogin', 'addToken', 'trySimulated']);
+/** The commands the page's buttons may run (the empty pool's next steps, the decision log). */
+const PANEL_ACTIONS = new Set(['signIn', 'importClaudeCodeLogin', 'addToken', 'trySimulated', 'openDecisionLog']);
 
 function webviewOptions(extensionUri: vscode.Uri): vscode.WebviewOptions {
   return { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'media'), vscode.Uri.joinPath(extensionUri, 'dist')] };
@@ -75,7 +75,7 @@ export class StatusPanel implements vscode.Disposable {
           if (m.range === 'hour' || m.range === 'day') this.range = m.range;
           this.post();
         }
-        // Only the empty pool's next steps; the page names one, never an arbitrary command.
+        // Only the commands of PANEL_ACTIONS; the page names one, never an arbitrary command.
         else if (m?.type === 'run' && typeof m.command === 'string' && PANEL_ACTIONS.has(m.command)) void vscode.commands.executeCommand(`claudeRouter.${m.command}`);
       }),
       panel.onDidDispose(() => this.dispose()),

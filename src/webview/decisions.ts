@@ -1,6 +1,7 @@
 /**
- * The decision browser: the last decisions, filtered by the account that served them, their outcome
- * and the session (a prefix of its key hash), each expandable to every candidate's verdict in words.
+ * The decision browser: the last decisions, filtered by the account that served them, their outcome,
+ * the session (a prefix of its key hash) and the request id (a prefix: `x-claude-router-request-id`
+ * of an answer), each expandable to every candidate's verdict in words.
  * Shown in pages; only an expanded decision builds its candidate table.
  */
 import type { DecisionView, PanelData } from '../proxy/status/panelData';
@@ -13,6 +14,8 @@ export interface DecisionFilter {
   outcome: string;
   /** Lower-case hex prefix of the session key hash. */
   session: string;
+  /** Prefix of the router's request id. */
+  request: string;
 }
 
 export const PAGE = 50;
@@ -21,6 +24,7 @@ export function matches(r: DecisionView, f: DecisionFilter): boolean {
   if (f.account && (r.servedBy ?? '—') !== f.account) return false;
   if (f.outcome && r.outcome !== f.outcome) return false;
   if (f.session && !(r.session ?? '').startsWith(f.session)) return false;
+  if (f.request && !r.requestId.startsWith(f.request)) return false;
   return true;
 }
 
@@ -90,7 +94,14 @@ export function decisionsSection(d: PanelData, f: DecisionFilter, open: Readonly
         'session ',
         h('input', { type: 'search', 'data-filter': 'session', id: 'filter-session', value: f.session, placeholder: 'hash prefix', spellcheck: 'false', size: 18 }),
       ),
-      f.account || f.outcome || f.session ? button('Clear filters', 'clear-filters', {}, { class: 'action' }) : null,
+      h(
+        'label',
+        { class: 'filter' },
+        'request ',
+        h('input', { type: 'search', 'data-filter': 'request', id: 'filter-request', value: f.request, placeholder: 'req_router_…', spellcheck: 'false', size: 22 }),
+      ),
+      f.account || f.outcome || f.session || f.request ? button('Clear filters', 'clear-filters', {}, { class: 'action' }) : null,
+      button('Open Decision Log', 'run', { command: 'openDecisionLog' }, { class: 'action' }),
     ),
     h(
       'p',

@@ -45,7 +45,7 @@ function restore(saved: unknown): ViewState {
   return {
     range: s.range === 'day' ? 'day' : 'hour',
     open: Array.isArray(s.open) ? s.open.filter((k): k is string => typeof k === 'string').slice(-200) : [],
-    filter: { account: str(s.filter?.account), outcome: str(s.filter?.outcome), session: str(s.filter?.session) },
+    filter: { account: str(s.filter?.account), outcome: str(s.filter?.outcome), session: str(s.filter?.session), request: str(s.filter?.request) },
     selected: typeof s.selected === 'string' ? s.selected : null,
     shown: typeof s.shown === 'number' && s.shown > 0 ? s.shown : PAGE,
   };
@@ -104,11 +104,11 @@ root.addEventListener('click', (e) => {
   } else if (action === 'session' && hash) update((v) => (v.selected = hash));
   else if (action === 'filter-session' && hash) {
     update((v) => {
-      v.filter = { account: '', outcome: '', session: hash.slice(0, 8) };
+      v.filter = { account: '', outcome: '', session: hash.slice(0, 8), request: '' };
       v.shown = PAGE;
     });
     document.getElementById('decisions')?.scrollIntoView();
-  } else if (action === 'clear-filters') update((v) => (v.filter = { account: '', outcome: '', session: '' }));
+  } else if (action === 'clear-filters') update((v) => (v.filter = { account: '', outcome: '', session: '', request: '' }));
   else if (action === 'more') update((v) => (v.shown += PAGE));
 });
 
@@ -128,7 +128,7 @@ function onFilter(e: Event): void {
   const el = e.target as HTMLInputElement | HTMLSelectElement;
   const name = el.dataset.filter as keyof DecisionFilter | undefined;
   if (!name) return;
-  const value = name === 'session' ? el.value.trim().toLowerCase() : el.value;
+  const value = name === 'session' ? el.value.trim().toLowerCase() : name === 'request' ? el.value.trim() : el.value;
   if (view.filter[name] === value) return;
   update((v) => {
     v.filter = { ...v.filter, [name]: value };

@@ -284,6 +284,17 @@ describe('the VSIX in real VS Code, driven like a user', function () {
     await frame.locator('#decisions').scrollIntoViewIfNeeded();
     await screenshot(page, 'vscode-panel-decisions');
     await frame.locator('button', { hasText: 'Clear filters' }).click();
+    // A request looked up by its id (as an answer's x-claude-router-request-id names it).
+    const id = (await frame.locator('details.decision').nth(2).getAttribute('id'))!.slice('decision-'.length);
+    await frame.locator('#filter-request').fill(id);
+    await frame.locator('#decisions-count', { hasText: /^1 of the last/ }).waitFor({ state: 'visible', timeout: 5_000 });
+    assert.equal(await frame.locator('details.decision').getAttribute('id'), `decision-${id}`);
+    await frame.locator('button', { hasText: 'Clear filters' }).click();
+    // The whole log, on disk, in an editor.
+    await frame.locator('button', { hasText: 'Open Decision Log' }).click();
+    await page.locator('.tab', { hasText: 'decisions.jsonl' }).waitFor({ state: 'visible', timeout: 10_000 });
+    await runCommand(page, 'Claude Router: Show Routing Status');
+    await waitForWebviewText(page, /Decisions/, 30_000);
   });
 
   it('patches the panel in place: a routing setting shows within 2 s, an expanded decision stays expanded, focus stays', async () => {
