@@ -75,7 +75,7 @@ function unusableCause(c: RecordedCandidate | undefined): { cause: SwitchCause; 
 }
 
 /** The cause of a switch to `r.servedBy` (see the module comment for the order). */
-export function switchCause(r: DecisionRecord): { cause: SwitchCause; code: string } {
+function switchCause(r: DecisionRecord): { cause: SwitchCause; code: string } {
   const failed = r.attempts.find((a) => a.result !== 'success' && a.account !== r.servedBy);
   if (failed) return { cause: attemptCause(failed.result), code: failed.result };
   if (r.selectionReason === 'spill_inflight') return { cause: 'spill', code: r.selectionReason };

@@ -15,7 +15,7 @@ import type { RouterModel } from './routerModel';
 import type { RouterService } from './routerService';
 
 /** `14:05`, or `Fri 14:05` when not today (the extension host's local time). */
-export function localClock(ms: number, now: number): string {
+function localClock(ms: number, now: number): string {
   const at = new Date(ms);
   const time = at.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', hour12: false });
   return at.toDateString() === new Date(now).toDateString() ? time : `${at.toLocaleDateString(undefined, { weekday: 'short' })} ${time}`;

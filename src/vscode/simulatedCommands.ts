@@ -22,7 +22,7 @@ function sampleTrafficText(): string {
  * simulated accounts stop (before the proxy returns to the real ones).
  * @throws Error when simulated accounts are not serving
  */
-export function sendSampleTraffic(service: RouterService): Promise<SampleTrafficResult> {
+function sendSampleTraffic(service: RouterService): Promise<SampleTrafficResult> {
   const sim = service.simulatedUpstream;
   const signal = service.simulationSignal;
   if (!sim || !signal) throw new Error(vscode.l10n.t('sample traffic goes to simulated accounts only: start them first ("Try with Simulated Accounts")'));

@@ -8,7 +8,7 @@ function level(used: number): string {
 }
 
 /** A usage bar: an SVG whose fill rectangle is `used` of its width (an attribute, so the CSP allows it). */
-export function bar(b: BarView, account: string): HTMLElement {
+function bar(b: BarView, account: string): HTMLElement {
   const width = b.used === null ? 0 : Math.min(100, Math.round(b.used * 100));
   return h(
     'div',

@@ -10,8 +10,8 @@ import { button, h, section, svg } from './dom';
 import { accountClass, clock } from './palette';
 
 /** The chart's coordinate box: x 0–600 across the range, y 0 (100 % used) – 100 (0 %). */
-export const CHART_W = 600;
-export const CHART_H = 100;
+const CHART_W = 600;
+const CHART_H = 100;
 
 /** The charts' common time axis (epoch ms): the range, narrowed to the samples there are (at least {@link MIN_SPAN_MS}). */
 interface Axis {

@@ -20,7 +20,7 @@ export interface DecisionFilter {
 
 export const PAGE = 50;
 
-export function matches(r: DecisionView, f: DecisionFilter): boolean {
+function matches(r: DecisionView, f: DecisionFilter): boolean {
   if (f.account && (r.servedBy ?? '—') !== f.account) return false;
   if (f.outcome && r.outcome !== f.outcome) return false;
   if (f.session && !(r.session ?? '').startsWith(f.session)) return false;

@@ -46,10 +46,10 @@ export function section(id: string, title: string, ...children: Child[]): HTMLEl
 }
 
 /** A table with a header row and body rows of text cells. */
-export function table(head: string[], rows: Array<Array<string | Node>>, attrs: Record<string, AttrValue> = {}): HTMLElement {
+export function table(head: string[], rows: Array<Array<string | Node>>): HTMLElement {
   return h(
     'table',
-    attrs,
+    {},
     head.length ? h('thead', {}, h('tr', {}, ...head.map((c) => h('th', { scope: 'col' }, c)))) : null,
     h('tbody', {}, ...rows.map((r) => h('tr', {}, ...r.map((c) => h('td', {}, c))))),
   );

@@ -106,7 +106,7 @@ export interface PanelInput {
 }
 
 /** How many decisions the browser receives (the page shows them in pages). */
-export const PANEL_DECISIONS = 200;
+const PANEL_DECISIONS = 200;
 
 const CAUSE_TEXT: Record<SwitchCause, string> = {
   quota: 'quota',

@@ -18,7 +18,7 @@ export const HISTORY_TIERS: Readonly<Record<HistoryRange, { stepMs: number; slot
 });
 
 /** A drop of the 5-hour utilisation by at least this fraction between two samples is drawn as a reset. */
-export const RESET_DROP = 0.05;
+const RESET_DROP = 0.05;
 
 /** One sample as the panel draws it. */
 export interface UsagePoint {
