@@ -2,7 +2,7 @@
 //   quota/ → nothing of the product; routing/ → quota/; accounts/ → quota/, routing/;
 //   config/ → routing/, quota/; proxy/ → the four above; cli/ → all but vscode/; vscode/ → all;
 //   sim/ → none of them, imported only by cli/, vscode/ and whatif/ (its pure world model);
-//   whatif/ → routing/, quota/ and sim/'s world model. routing/, quota/ and whatif/ do no I/O; only
+//   whatif/ → routing/, quota/ and sim/'s world model; webview/ (the panel's page) → quota/, and types. routing/, quota/ and whatif/ do no I/O; only
 //   vscode/ imports `vscode`; no import cycles, type-only imports included.
 // Tests and benchmarks are not layered, but take part in the cycle check.
 // test/architecture/dependencyRules.test.ts proves that each rule bites.
@@ -82,6 +82,13 @@ module.exports = {
       comment: 'Only the extension shell (src/vscode/) imports the `vscode` module.',
       from: { path: '^src/', pathNot: '^src/vscode/' },
       to: { path: ['^vscode$', '(^|/)node_modules/@types/vscode/', '(^|/)node_modules/vscode/'] },
+    },
+    {
+      name: 'webview-runs-in-a-browser',
+      severity: 'error',
+      comment: "src/webview/ is the status panel's page: at run time only its own modules and pure quota/ helpers (types from anywhere).",
+      from: { path: '^src/webview/' },
+      to: { path: ['^src/', ...IMPURE_MODULES], pathNot: '^src/(webview|quota)/', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'sim-imports-no-engine-layer',

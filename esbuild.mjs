@@ -1,4 +1,4 @@
-// Bundles the standalone CLI, the fake upstream and the VS Code extension into dist/.
+// Bundles the standalone CLI, the fake upstream, the VS Code extension and its panel's page into dist/.
 // One bundle per entry point keeps start-up to a single file read.
 import * as esbuild from 'esbuild';
 
@@ -17,9 +17,11 @@ const cli = {
 // The extension: `vscode` is provided by the extension host; minified to keep the VSIX small. Its
 // what-if simulation runs in a child process of its own (simulate.js), off the extension host's thread.
 const extension = { ...base, entryPoints: { extension: 'src/vscode/extension.ts', simulate: 'src/cli/simulateChild.ts' }, external: ['vscode'], minify: true };
+// The status panel's page: one script for the webview (a browser page under a strict CSP), morphdom included.
+const panel = { ...base, entryPoints: { panel: 'src/webview/main.ts' }, platform: 'browser', format: 'iife', target: 'es2022', minify: true };
 
 if (watch) {
-  for (const options of [cli, extension]) await (await esbuild.context(options)).watch();
+  for (const options of [cli, extension, panel]) await (await esbuild.context(options)).watch();
 } else {
-  await Promise.all([esbuild.build(cli), esbuild.build(extension)]);
+  await Promise.all([esbuild.build(cli), esbuild.build(extension), esbuild.build(panel)]);
 }

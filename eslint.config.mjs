@@ -66,35 +66,10 @@ export default defineConfig(
     languageOptions: { globals: nodeGlobals() },
   },
   {
-    files: ['media/**/*.js'],
-    // The status panel's script runs in the webview (a browser page), not in Node.
-    languageOptions: { sourceType: 'script', globals: browserGlobals() },
-  },
-  {
     files: ['**/*.cjs'],
     rules: { '@typescript-eslint/no-require-imports': 'off' }, // CommonJS scripts load modules with require()
   },
 );
-
-/** The globals of the webview script: the DOM's and VS Code's `acquireVsCodeApi`. */
-function browserGlobals() {
-  const names = [
-    'window',
-    'document',
-    'Node',
-    'HTMLElement',
-    'Event',
-    'MessageEvent',
-    'console',
-    'setTimeout',
-    'clearTimeout',
-    'setInterval',
-    'clearInterval',
-    'requestAnimationFrame',
-    'acquireVsCodeApi',
-  ];
-  return Object.fromEntries(names.map((name) => [name, 'readonly']));
-}
 
 /** The globals of a Node script (the TypeScript files get theirs from @types/node). */
 function nodeGlobals() {

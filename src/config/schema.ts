@@ -159,6 +159,14 @@ export const configSchema = z.strictObject({
 });
 export type ConfigInput = z.infer<typeof configSchema>;
 
+/**
+ * The plan of the pooled accounts that Claude Code is told (`CLAUDE_CODE_SUBSCRIPTION_TYPE`): it
+ * picks Claude Code's default model and the label it shows (docs/claude-code-client.md). The VS Code
+ * setting `claudeRouter.terminal.subscriptionType`.
+ */
+export const subscriptionTypeSchema = z.enum(['max', 'pro']);
+export type SubscriptionType = z.infer<typeof subscriptionTypeSchema>;
+
 /** Effective values of the non-routing part. */
 export interface ServerSettings {
   host: string;

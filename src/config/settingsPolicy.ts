@@ -15,15 +15,24 @@ export const ROUTING_SETTING_KEYS = Object.keys(routingSchema.shape) as Array<ke
 
 export type SettingsPolicyResult = { ok: true; policy: Readonly<RoutingPolicy>; sources: Record<string, string> } | { ok: false; error: string };
 
+/** Values under the user's settings, named as their source (the simulated accounts' demo policy). */
+export interface DefaultsLayer {
+  values: RoutingInput;
+  /** Shown as the source of the values it decides, e.g. `simulated accounts' demo default`. */
+  source: string;
+}
+
 /**
  * @param userValues routing values the user set in settings (unset keys absent), camelCase keys
  * @param file routing values from `claudeRouter.configFile`, which override settings
  * @param env for `CLAUDE_ROUTER_QUOTA_ROUTING`
+ * @param defaults values the settings and the file override (absent: the built-in defaults only)
  */
 export function policyFromSettings(
   userValues: Record<string, unknown>,
   file: { path: string; routing: RoutingInput | undefined } | undefined,
   env: NodeJS.ProcessEnv,
+  defaults?: DefaultsLayer,
 ): SettingsPolicyResult {
   const cleaned = { ...userValues };
   // An empty primary (or pinned account) in the Settings UI means "none".
@@ -34,13 +43,14 @@ export function policyFromSettings(
   if (cleaned.stickyThreshold7d === null) delete cleaned.stickyThreshold7d;
   const parsed = routingSchema.safeParse(cleaned);
   if (!parsed.success) return { ok: false, error: formatIssues(parsed.error.issues, 'claudeRouter.routing', 'camel') };
-  const merged: RoutingInput = { ...parsed.data, ...stripUndefined(file?.routing ?? {}) };
+  const merged: RoutingInput = { ...stripUndefined(defaults?.values ?? {}), ...stripUndefined(parsed.data), ...stripUndefined(file?.routing ?? {}) };
   const sources: Record<string, string> = {};
   const policy = policyFrom(merged, env);
   for (const k of Object.keys(policy)) {
     const kebab = camelToKebab(k);
     if (file?.routing && (file.routing as Record<string, unknown>)[k] !== undefined) sources[kebab] = file.path;
     else if (parsed.data[k as keyof RoutingInput] !== undefined) sources[kebab] = `setting claudeRouter.routing.${k}`;
+    else if (defaults && (defaults.values as Record<string, unknown>)[k] !== undefined) sources[kebab] = defaults.source;
     else sources[kebab] = 'default';
   }
   if (!policy.quotaRouting) sources['quota-routing'] = 'env CLAUDE_ROUTER_QUOTA_ROUTING';

@@ -188,9 +188,9 @@ export class RouterEngine {
     return metricsFor(this.state, config, model, now);
   }
 
-  /** The `/status` report (no secrets). */
-  status(): StatusReport {
-    return routerStatus(this.services);
+  /** The `/status` report (no secrets); its preview is for a request of `model` (null: model-less). */
+  status(model: string | null = null): StatusReport {
+    return routerStatus(this.services, model);
   }
 
   /** A person's "Reset Cooldown" of `label` (see resetAccountCooldown); undefined when no account has that label. */

@@ -13,3 +13,5 @@ export { SIM_MODELS } from './models';
 export { DEFAULT_ACCESS_TOKEN_TTL_MS } from './oauth';
 export { DEFAULT_FIVE_HOUR_LIMIT_TOKENS, DEFAULT_SEVEN_DAY_LIMIT_TOKENS } from './windows';
 export { DEMO_ACCOUNTS, simAccounts } from './presets';
+export { runSampleTraffic } from './sampleTraffic';
+export type { SampleTrafficOptions, SampleTrafficResult } from './sampleTraffic';

@@ -20,7 +20,7 @@ export async function pickAccount(service: RouterService, arg: unknown, placeHol
   if (fromTree) return fromTree;
   const labels = service.accounts.all().map((a) => a.label);
   if (labels.length === 0) {
-    void vscode.window.showInformationMessage('Claude Router: no accounts yet.');
+    void vscode.window.showInformationMessage(vscode.l10n.t('Claude Router: no accounts yet.'));
     return undefined;
   }
   return vscode.window.showQuickPick(labels, { placeHolder });
@@ -29,14 +29,14 @@ export async function pickAccount(service: RouterService, arg: unknown, placeHol
 async function askLabel(service: RouterService, value: string, exclude?: string): Promise<string | undefined> {
   return vscode.window
     .showInputBox({
-      title: 'Account name',
-      prompt: 'A name for this account, shown in the views and the decision log',
+      title: vscode.l10n.t('Account name'),
+      prompt: vscode.l10n.t('A name for this account, shown in the views and the decision log'),
       value,
       validateInput: (v) =>
         !LABEL.test(v.trim()) || RESERVED_LABELS.has(v.trim())
-          ? '1–64 characters, no control characters, not a reserved name'
+          ? vscode.l10n.t('1–64 characters, no control characters, not a reserved name')
           : service.accounts.get(v.trim()) && v.trim() !== exclude
-            ? 'an account with this name exists'
+            ? vscode.l10n.t('an account with this name exists')
             : undefined,
     })
     .then((v) => v?.trim());
@@ -57,8 +57,10 @@ export function registerAccountCommands(service: RouterService): vscode.Disposab
     const login = startPkceLogin();
     const opened = await vscode.env.openExternal(vscode.Uri.parse(login.url));
     const pasted = await vscode.window.showInputBox({
-      title: 'Sign in with Claude',
-      prompt: opened ? 'Sign in in the browser, then paste the code it shows (code#state) here' : `Open ${login.url} in a browser, sign in, then paste the code it shows here`,
+      title: vscode.l10n.t('Sign in with Claude'),
+      prompt: opened
+        ? vscode.l10n.t('Sign in in the browser, then paste the code it shows (code#state) here')
+        : vscode.l10n.t('Open {0} in a browser, sign in, then paste the code it shows here', login.url),
       ignoreFocusOut: true,
       password: true,
     });
@@ -70,26 +72,30 @@ export function registerAccountCommands(service: RouterService): vscode.Disposab
       void vscode.window.showErrorMessage(`Claude Router: ${(err as Error).message}`);
       return;
     }
-    const label = existingLabel ?? (await askLabel(service, `account ${service.accounts.all().length + 1}`));
+    const label = existingLabel ?? (await askLabel(service, vscode.l10n.t('account {0}', service.accounts.all().length + 1)));
     if (!label) return;
     await saveAccount(service, label, credentials);
-    void vscode.window.showInformationMessage(`Claude Router: signed in "${label}".`);
+    void vscode.window.showInformationMessage(vscode.l10n.t('Claude Router: signed in "{0}".', label));
   };
 
   return [
     reg('signIn', () => signIn()),
     reg('signInAgain', async (arg) => {
-      const label = await pickAccount(service, arg, 'Sign in again to which account?');
+      const label = await pickAccount(service, arg, vscode.l10n.t('Sign in again to which account?'));
       if (label) await signIn(label);
     }),
     reg('addAccount', async () => {
       const choice = await vscode.window.showQuickPick(
         [
-          { label: '$(sign-in) Sign in with Claude', id: 'signIn', detail: 'Opens the browser; paste the code back' },
-          { label: "$(cloud-download) Import Claude Code's login", id: 'importClaudeCodeLogin', detail: '~/.claude/.credentials.json' },
-          { label: '$(key) Paste a token', id: 'addToken', detail: 'A long-lived token from `claude setup-token`, or an API key for a fallback account' },
+          { label: `$(sign-in) ${vscode.l10n.t('Sign in with Claude')}`, id: 'signIn', detail: vscode.l10n.t('Opens the browser; paste the code back') },
+          { label: `$(cloud-download) ${vscode.l10n.t("Import Claude Code's login")}`, id: 'importClaudeCodeLogin', detail: '~/.claude/.credentials.json' },
+          {
+            label: `$(key) ${vscode.l10n.t('Paste a token')}`,
+            id: 'addToken',
+            detail: vscode.l10n.t('A long-lived token from "claude setup-token", or an API key for a fallback account'),
+          },
         ],
-        { placeHolder: 'Add a Claude account' },
+        { placeHolder: vscode.l10n.t('Add a Claude account') },
       );
       if (choice) await vscode.commands.executeCommand(`claudeRouter.${choice.id}`);
     }),
@@ -103,40 +109,43 @@ export function registerAccountCommands(service: RouterService): vscode.Disposab
         return;
       }
       const ok = await vscode.window.showWarningMessage(
-        "Importing Claude Code's own login means Claude Code and the router rotate one refresh token: whenever one refreshes it, the other has to sign in again. A separate login per pooled account avoids this.",
+        vscode.l10n.t(
+          "Importing Claude Code's own login means Claude Code and the router rotate one refresh token: whenever one refreshes it, the other has to sign in again. A separate login per pooled account avoids this.",
+        ),
         { modal: true },
-        'Import Anyway',
+        vscode.l10n.t('Import Anyway'),
       );
-      if (ok !== 'Import Anyway') return;
+      if (ok !== vscode.l10n.t('Import Anyway')) return;
       const label = await askLabel(service, `claude-code${login.subscriptionType ? `-${login.subscriptionType}` : ''}`);
       if (!label) return;
       await saveAccount(service, label, { accessToken: login.accessToken, refreshToken: login.refreshToken, expiresAtMs: login.expiresAtMs });
-      void vscode.window.showInformationMessage(`Claude Router: imported Claude Code's login as "${label}".`);
+      void vscode.window.showInformationMessage(vscode.l10n.t('Claude Router: imported Claude Code\'s login as "{0}".', label));
     }),
     reg('addToken', async () => {
       const token = await vscode.window.showInputBox({
-        title: 'Add account from token',
-        prompt: 'An OAuth token (sk-ant-oat01-…, e.g. from `claude setup-token`) or an API key (sk-ant-api03-…) for a pay-as-you-go fallback',
+        title: vscode.l10n.t('Add account from token'),
+        prompt: vscode.l10n.t('An OAuth token (sk-ant-oat01-…, e.g. from "claude setup-token") or an API key (sk-ant-api03-…) for a pay-as-you-go fallback'),
         password: true,
         ignoreFocusOut: true,
-        validateInput: (v) => (v.trim().length < 16 ? 'that does not look like a token' : undefined),
+        validateInput: (v) => (v.trim().length < 16 ? vscode.l10n.t('that does not look like a token') : undefined),
       });
       if (!token) return;
       const apiKey = token.trim().startsWith('sk-ant-api');
-      const label = await askLabel(service, apiKey ? 'pay-as-you-go' : `account ${service.accounts.all().length + 1}`);
+      const label = await askLabel(service, apiKey ? 'pay-as-you-go' : vscode.l10n.t('account {0}', service.accounts.all().length + 1));
       if (!label) return;
       await saveAccount(service, label, { accessToken: token.trim() }, apiKey ? { kind: 'api_key', fallback: true } : { kind: 'oauth' });
     }),
     reg('removeAccount', async (arg) => {
-      const label = await pickAccount(service, arg, 'Remove which account?');
+      const label = await pickAccount(service, arg, vscode.l10n.t('Remove which account?'));
       if (!label) return;
-      const ok = await vscode.window.showWarningMessage(`Remove the account "${label}" and forget its token?`, { modal: true }, 'Remove');
-      if (ok !== 'Remove') return;
+      const remove = vscode.l10n.t('Remove');
+      const ok = await vscode.window.showWarningMessage(vscode.l10n.t('Remove the account "{0}" and forget its token?', label), { modal: true }, remove);
+      if (ok !== remove) return;
       await service.accounts.remove(label);
       await service.store.delete(label);
     }),
     reg('renameAccount', async (arg) => {
-      const from = await pickAccount(service, arg, 'Rename which account?');
+      const from = await pickAccount(service, arg, vscode.l10n.t('Rename which account?'));
       if (!from) return;
       const to = await askLabel(service, from, from);
       if (!to || to === from) return;
@@ -146,18 +155,18 @@ export function registerAccountCommands(service: RouterService): vscode.Disposab
       await service.store.delete(from);
       if (service.settings.routing.primaryAccount === from) await service.settings.setPrimaryAccount(to);
     }),
-    reg('enableAccount', async (arg) => setEnabled(service, await pickAccount(service, arg, 'Enable which account?'), true)),
-    reg('disableAccount', async (arg) => setEnabled(service, await pickAccount(service, arg, 'Disable which account?'), false)),
+    reg('enableAccount', async (arg) => setEnabled(service, await pickAccount(service, arg, vscode.l10n.t('Enable which account?')), true)),
+    reg('disableAccount', async (arg) => setEnabled(service, await pickAccount(service, arg, vscode.l10n.t('Disable which account?')), false)),
     reg('moveAccountUp', async (arg) => {
-      const label = await pickAccount(service, arg, 'Move which account?');
+      const label = await pickAccount(service, arg, vscode.l10n.t('Move which account?'));
       if (label) await service.accounts.move(label, -1);
     }),
     reg('moveAccountDown', async (arg) => {
-      const label = await pickAccount(service, arg, 'Move which account?');
+      const label = await pickAccount(service, arg, vscode.l10n.t('Move which account?'));
       if (label) await service.accounts.move(label, 1);
     }),
     reg('setPrimary', async (arg) => {
-      const label = await pickAccount(service, arg, 'Make which account the primary?');
+      const label = await pickAccount(service, arg, vscode.l10n.t('Make which account the primary?'));
       if (label) await service.settings.setPrimaryAccount(label);
     }),
     reg('clearPrimary', () => service.settings.setPrimaryAccount(undefined)),

@@ -3,25 +3,28 @@
  * every disposable, and returns a small API (used by the integration tests).
  */
 import * as vscode from 'vscode';
-import { claudeCodeEnvironment, shellExports } from '../proxy/http/clientEnv';
+import { existsSync } from 'node:fs';
 import { registerAccountCommands } from './accountCommands';
 import { registerCooldownCommand } from './cooldownCommand';
+import { AlertController } from './alerts';
 import { channelLogger } from './log';
 import { RouterModel } from './routerModel';
 import { RouterService } from './routerService';
 import { SettingsService } from './settings';
+import { registerSimulatedCommands } from './simulatedCommands';
 import { StatusBarController } from './statusBar';
 import { StatusPanel } from './statusPanel';
+import { copyTerminalEnvironment } from './terminalEnv';
 import { chooseStrategy } from './strategyCommand';
 import { comparePolicies } from './comparePolicies';
 import { TerminalEnvironment } from './terminalEnv';
-import type { ProxyRole } from '../proxy/http/sharedProxy';
 import { AccountsTreeProvider, SessionsTreeProvider } from './treeViews';
 
 /** What `activate` returns. */
 export interface ClaudeRouterApi {
   service: RouterService;
   model: RouterModel;
+  alerts: AlertController;
   /** The proxy URL terminals use. */
   url(): string;
   clientKey(): string;
@@ -46,10 +49,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<Claude
   const accountsView = vscode.window.createTreeView('claudeRouter.accounts', { treeDataProvider: accountsTree, showCollapseAll: true });
   const sessionsTree = new SessionsTreeProvider(model);
   const sessionsView = vscode.window.createTreeView('claudeRouter.sessions', { treeDataProvider: sessionsTree });
-  context.subscriptions.push(accountsTree, accountsView, sessionsTree, sessionsView, new StatusBarController(model, svc));
+  const alerts = new AlertController(model, svc, channel);
+  context.subscriptions.push(accountsTree, accountsView, sessionsTree, sessionsView, new StatusBarController(model, svc), alerts);
   const updateBadges = () => {
     const s = model.status;
-    accountsView.message = svc.simulated ? 'Simulated accounts — "Stop Simulated Accounts" returns to yours.' : model.error && model.error !== 'starting' ? model.error : undefined;
+    accountsView.message = svc.simulated
+      ? vscode.l10n.t('Simulated accounts — "Stop Simulated Accounts" returns to yours.')
+      : model.error && model.error !== 'starting'
+        ? model.error
+        : undefined;
     sessionsView.description = s ? `${s.sessions.length}` : undefined;
   };
   context.subscriptions.push(model.onDidChange(updateBadges));
@@ -57,14 +65,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<Claude
   // New terminals get the router's environment only while this window leads or follows a leader
   // that proved it knows the key; a port held by another program gets neither key nor traffic.
   const terminalEnv = new TerminalEnvironment(context.environmentVariableCollection);
-  const applyEnv = () => terminalEnv.update(svc.role, svc.url, svc.clientKey, settings.host.terminalEnabled);
-  const onRole = (role: ProxyRole) => {
-    applyEnv();
-    if (role.kind === 'blocked') alertBlocked(role.reason, channel);
-  };
-  onRole(svc.role);
+  const applyEnv = () => terminalEnv.update(svc.role, svc.url, svc.clientKey, settings.host.terminalEnabled, settings.host.subscriptionType);
+  applyEnv();
   context.subscriptions.push(
-    svc.onDidChangeRole(onRole),
+    svc.onDidChangeRole(applyEnv),
     svc.onDidChangeClientKey(applyEnv),
     settings.onDidChange((e) => {
       if (settings.changed(e, 'terminal') || settings.changed(e, 'port')) applyEnv();
@@ -74,48 +78,31 @@ export async function activate(context: vscode.ExtensionContext): Promise<Claude
   const cmd = (id: string, fn: (...args: unknown[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(`claudeRouter.${id}`, fn));
   cmd('showStatus', () => StatusPanel.show(context.extensionUri, model, svc));
   cmd('refresh', () => model.refresh());
-  cmd('copyTerminalEnvironment', async () => {
-    await vscode.env.clipboard.writeText(shellExports(claudeCodeEnvironment(svc.url, svc.clientKey)) + '\n');
-    void vscode.window.showInformationMessage('Claude Router: the terminal environment is on the clipboard (it contains the local key; paste it only into your own shell).');
+  cmd('openDecisionLog', async () => {
+    const file = svc.decisionLogFile;
+    if (file && existsSync(file)) await vscode.window.showTextDocument(vscode.Uri.file(file), { preview: true });
+    else void vscode.window.showInformationMessage(vscode.l10n.t('Claude Router: no decision has been logged yet.'));
   });
-  cmd('trySimulated', async () => {
-    try {
-      await svc.startSimulated();
-      void vscode.window
-        .showInformationMessage('Claude Router: routing between three simulated accounts. Run "claude" in a new terminal to watch it work.', 'Show Routing Status')
-        .then((c) => {
-          if (c) StatusPanel.show(context.extensionUri, model, svc);
-        });
-    } catch (err) {
-      void vscode.window.showErrorMessage(`Claude Router: ${(err as Error).message}`);
-    }
-  });
-  cmd('stopSimulated', () => svc.stopSimulated());
+  cmd('openWalkthrough', () => vscode.commands.executeCommand('workbench.action.openWalkthrough', `${context.extension.id}#claudeRouter.gettingStarted`, false));
+  cmd('copyTerminalEnvironment', (shell?: unknown) => copyTerminalEnvironment(svc, shell));
   cmd('chooseStrategy', (strategy?: unknown, ranking?: unknown) => chooseStrategy(svc, strategy, ranking));
   cmd('comparePolicies', (files?: unknown, use?: unknown) => comparePolicies(context, svc, files, use));
   cmd('rotateClientKey', async () => {
     await svc.rotateClientKey();
     void vscode.window.showInformationMessage(
-      'Claude Router: the local client key was replaced; the old one is refused from now on. New terminals get the new key — restart "claude" from a new terminal, and copy the terminal environment again for external terminals.',
+      vscode.l10n.t(
+        'Claude Router: the local client key was replaced; the old one is refused from now on. New terminals get the new key — restart "claude" from a new terminal, and copy the terminal environment again for external terminals.',
+      ),
     );
   });
-  context.subscriptions.push(...registerAccountCommands(svc), registerCooldownCommand(svc));
-  context.subscriptions.push({ dispose: () => StatusPanel.current?.dispose() });
+  context.subscriptions.push(
+    ...registerAccountCommands(svc),
+    registerCooldownCommand(svc),
+    ...registerSimulatedCommands(svc, () => StatusPanel.show(context.extensionUri, model, svc)),
+  );
+  context.subscriptions.push(StatusPanel.register(context.extensionUri, model, svc), { dispose: () => StatusPanel.current?.dispose() });
 
-  return { service: svc, model, url: () => svc.url, clientKey: () => svc.clientKey };
-}
-
-/**
- * One alert per change into a blocked port (the proxy announces the same role only once, however
- * often its retry finds the port still taken).
- */
-function alertBlocked(reason: string, channel: vscode.LogOutputChannel): void {
-  void vscode.window
-    .showWarningMessage(`Claude Router: ${reason}. New terminals are not sent through the router until the port is ours again.`, 'Change Port', 'Show Log')
-    .then((choice) => {
-      if (choice === 'Change Port') void vscode.commands.executeCommand('workbench.action.openSettings', 'claudeRouter.port');
-      else if (choice === 'Show Log') channel.show();
-    });
+  return { service: svc, model, alerts, url: () => svc.url, clientKey: () => svc.clientKey };
 }
 
 export async function deactivate(): Promise<void> {

@@ -9,6 +9,8 @@ import type { DecisionRecord } from '../routing/decision';
 import { readDecisionRecord } from '../routing/decisionRead';
 import { toStickyKeyHash } from '../routing/identify';
 import type { StatusReport } from '../proxy/status/status';
+import { UsageHistory } from '../proxy/status/usageHistory';
+import { workingModel } from '../proxy/status/workingModel';
 import { fetchFromRouter } from '../proxy/http/identity';
 import type { RouterService } from './routerService';
 
@@ -20,6 +22,10 @@ export class RouterModel implements vscode.Disposable {
   decisions: DecisionRecord[] = [];
   /** Why the model could not be read (follower cannot reach the leader, …). */
   error: string | undefined;
+  /** Each account's utilisation over time, sampled at every refresh (bounded: see usageHistory.ts). */
+  readonly history = new UsageHistory();
+  /** The model the status (its eligibility and "next request" preview) is read for; null for a model-less request. */
+  previewModel: string | null = null;
   private seq = 0;
   private pending: NodeJS.Timeout | undefined;
   private readonly subscription: vscode.Disposable;
@@ -45,22 +51,32 @@ export class RouterModel implements vscode.Disposable {
     const seq = ++this.seq;
     const next = await this.read();
     if (seq !== this.seq) return;
-    if (next.status) this.status = next.status;
+    if (next.status) {
+      this.status = next.status;
+      this.history.record(next.status, Date.now());
+    }
     if (next.decisions) this.decisions = next.decisions;
     this.error = next.error;
     this.emitter.fire();
   }
 
+  /**
+   * The status is read for the model the user's Claude Code worked with last (workingModel.ts), from
+   * the decisions of the previous refresh: its model-scoped windows count for "a new request would go here".
+   */
   private async read(): Promise<{ status?: StatusReport; decisions?: DecisionRecord[]; error?: string }> {
     try {
       const role = this.service.role;
       const engine = this.service.engine;
+      const model = workingModel(this.decisions);
+      this.previewModel = model;
       if ((role.kind === 'leader' || role.kind === 'starting') && engine) {
-        return { status: engine.status(), decisions: this.service.recentDecisions(200), error: role.kind === 'starting' ? 'starting' : undefined };
+        return { status: engine.status(model), decisions: this.service.recentDecisions(200), error: role.kind === 'starting' ? 'starting' : undefined };
       }
       if (role.kind === 'follower') {
         // The key goes only to a holder of the port that proves it knows it (a leader that left may have been replaced).
-        const [s, d] = await fetchFromRouter(role.url, this.service.clientKey, ['/status', '/decisions?limit=200']);
+        const statusPath = model ? `/status?model=${encodeURIComponent(model)}` : '/status';
+        const [s, d] = await fetchFromRouter(role.url, this.service.clientKey, [statusPath, '/decisions?limit=200']);
         const [status, decisions] = [s.text, d.text];
         if (s.statusCode !== 200 || d.statusCode !== 200) throw new Error(`the leading window answered ${s.statusCode}`);
         return { status: hashedSessions(JSON.parse(status) as StatusReport), decisions: (JSON.parse(decisions) as unknown[]).map(readDecisionRecord).filter((r) => r !== null) };

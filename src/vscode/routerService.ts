@@ -14,9 +14,9 @@ import { MemoryCredentialStore } from '../accounts/memoryCredentialStore';
 import type { AccountInfo, CredentialStore } from '../accounts/types';
 import { loadConfigFile } from '../config/load';
 import type { RoutingInput } from '../config/schema';
-import { policyFromSettings } from '../config/settingsPolicy';
+import { policyFromSettings, type DefaultsLayer } from '../config/settingsPolicy';
 import { watchConfigFile, type ConfigWatcher } from '../config/watch';
-import { DEMO_ACCOUNTS, startFakeUpstream, type FakeUpstream } from '../sim';
+import { startFakeUpstream, type FakeUpstream } from '../sim';
 import { createRouter, type Router } from '../proxy/createRouter';
 import type { RouterEngine } from '../proxy/engine';
 import type { RuntimeConfig } from '../proxy/runtimeConfig';
@@ -27,6 +27,7 @@ import { AccountList, ACCOUNTS_VERSION_KEY } from './accountList';
 import { credentialKey, SecretCredentialStore } from './secretCredentialStore';
 import { DisposableStore } from './lifecycle';
 import type { SettingsService } from './settings';
+import { SIMULATED_ACCOUNTS, SIMULATED_POLICY } from './simulatedAccounts';
 
 const CLIENT_KEY_SECRET = 'claudeRouter.clientKey';
 
@@ -42,6 +43,8 @@ interface EngineSet {
   simulated: FakeUpstream | undefined;
   /** Where its decision log is written. */
   decisionDir: string;
+  /** Aborted when the simulated accounts stop (before the proxy returns to the real ones). */
+  stopping?: AbortController;
 }
 
 export class RouterService {
@@ -98,19 +101,34 @@ export class RouterService {
     return this.active?.decisionDir ?? this.context.globalStorageUri.fsPath;
   }
 
+  /** The fake upstream of the simulated accounts, while they serve. */
+  get simulatedUpstream(): FakeUpstream | undefined {
+    return this.active?.simulated;
+  }
+
+  /** The decision log (`decisions.jsonl`) of the serving engine: simulated accounts keep theirs in a temporary folder. */
+  get decisionLogFile(): string | undefined {
+    return this.active?.router.decisions.file;
+  }
+
+  /** Aborted when the simulated accounts stop; undefined while they do not serve. */
+  get simulationSignal(): AbortSignal | undefined {
+    return this.active?.stopping?.signal;
+  }
+
   /** The proxy URL clients should use. */
   get url(): string {
     return `http://127.0.0.1:${this.settings.host.port}`;
   }
 
-  /** The routing policy in force (of the real engine: simulated accounts run under the same one). */
+  /** The routing policy in force (of the serving engine: simulated accounts add a demo default under the settings). */
   get routingPolicy(): Readonly<RoutingPolicy> | undefined {
-    return this.real?.router.engine.config.policy;
+    return this.active?.router.engine.config.policy;
   }
 
-  /** Where each routing key of the policy in force came from (a setting, the config file's path, the default). */
+  /** Where each routing key of the policy in force came from (a setting, the config file's path, a default). */
   get routingSources(): Readonly<Record<string, string>> {
-    return this.real?.router.engine.configStatus.sources ?? {};
+    return this.active?.router.engine.configStatus.sources ?? {};
   }
 
   get settingsError(): string | null {
@@ -169,7 +187,7 @@ export class RouterService {
       void this.reloadConfig();
     }
     if (this.settings.changed(e, 'port')) {
-      void vscode.window.showInformationMessage('Claude Router: the new port is used after a window reload.', 'Reload Window').then((c) => {
+      void vscode.window.showInformationMessage(vscode.l10n.t('Claude Router: the new port is used after a window reload.'), vscode.l10n.t('Reload Window')).then((c) => {
         if (c) void vscode.commands.executeCommand('workbench.action.reloadWindow');
       });
     }
@@ -220,8 +238,8 @@ export class RouterService {
     this.changed.fire();
   }
 
-  /** Settings (+ optional config file) → runtime config, or the error naming the setting. */
-  async runtimeFromSettings(): Promise<{ config: RuntimeConfig; sources: Record<string, string> } | { error: string }> {
+  /** Settings (+ optional config file, over optional `defaults`) → runtime config, or the error naming the setting. */
+  async runtimeFromSettings(defaults?: DefaultsLayer): Promise<{ config: RuntimeConfig; sources: Record<string, string> } | { error: string }> {
     const settings = this.settings.host;
     let file: { path: string; routing: RoutingInput | undefined } | undefined;
     if (settings.configFile) {
@@ -229,7 +247,7 @@ export class RouterService {
       if (!loaded.ok) return { error: `claudeRouter.configFile: ${loaded.error}` };
       file = { path: settings.configFile, routing: loaded.config.routing };
     }
-    const result = policyFromSettings(this.settings.routing, file, process.env);
+    const result = policyFromSettings(this.settings.routing, file, process.env, defaults);
     if (!result.ok) return { error: result.error };
     return {
       config: { policy: result.policy, accounts: this.accounts.all(), upstreamBaseUrl: settings.upstreamBaseUrl },
@@ -253,13 +271,14 @@ export class RouterService {
     if ('error' in next) {
       this.lastSettingsError = next.error;
       real.router.engine.reportReloadError(next.error);
-      void vscode.window.showErrorMessage(`Claude Router: ${next.error.split('\n')[0]} — the last good routing policy stays in force.`);
+      void vscode.window.showErrorMessage(vscode.l10n.t('Claude Router: {0} — the last good routing policy stays in force.', next.error.split('\n')[0]));
     } else {
       this.lastSettingsError = null;
       real.router.engine.applyConfig(next.config, next.sources);
-      // Simulated accounts keep their own accounts and upstream, and follow the routing policy.
+      // Simulated accounts keep their own accounts and upstream, and follow the settings over the demo policy.
       const sim = this.active !== real ? this.active?.router.engine : undefined;
-      if (sim) sim.applyConfig({ ...sim.config, policy: next.config.policy }, next.sources);
+      const demo = sim ? await this.runtimeFromSettings(SIMULATED_POLICY) : undefined;
+      if (sim && demo && 'config' in demo) sim.applyConfig({ ...sim.config, policy: demo.config.policy }, demo.sources);
     }
     this.changed.fire();
   }
@@ -271,7 +290,7 @@ export class RouterService {
     let sources: Record<string, string> = {};
     if ('error' in first) {
       this.lastSettingsError = first.error;
-      void vscode.window.showErrorMessage(`Claude Router: ${first.error.split('\n')[0]} — using the default routing policy.`);
+      void vscode.window.showErrorMessage(vscode.l10n.t('Claude Router: {0} — using the default routing policy.', first.error.split('\n')[0]));
       const fallback = await this.runtimeFromSettingsDefaults();
       config = fallback;
     } else {
@@ -301,27 +320,13 @@ export class RouterService {
   }
 
   /**
-   * An account whose secret did not survive a restart (no keyring) is flagged
-   * and the user asked to sign in again — never a fallback to settings.
+   * An account whose secret did not survive a restart (no keyring) is flagged as needing sign-in
+   * (the sign-in alert asks the user, alerts.ts) — never a fallback to settings.
    */
   private async checkMissingSecrets(): Promise<void> {
-    const missing: string[] = [];
     for (const a of this.accounts.all()) {
-      if (!(await this.store.get(a.label))) {
-        missing.push(a.label);
-        this.real?.router.state.markNeedsSignIn(a.label, 'its credentials are missing from the keyring');
-      }
+      if (!(await this.store.get(a.label))) this.real?.router.state.markNeedsSignIn(a.label, 'its credentials did not survive the restart — no system keyring?');
     }
-    if (missing.length === 0) return;
-    // Not awaited: activation must not wait for the user.
-    void vscode.window
-      .showWarningMessage(
-        `Claude Router: the credentials of ${missing.map((m) => `"${m}"`).join(', ')} did not survive the restart (no system keyring?). Sign in again to use ${missing.length > 1 ? 'them' : 'it'}.`,
-        'Sign In Again',
-      )
-      .then((choice) => {
-        if (choice) void vscode.commands.executeCommand('claudeRouter.signInAgain', missing[0]);
-      });
   }
 
   /** Switches this window's proxy to a fake upstream with simulated accounts. */
@@ -333,16 +338,19 @@ export class RouterService {
 
   private async startSimulatedNow(): Promise<void> {
     if (this.simulated || this.disposed) return;
-    if (this.role.kind !== 'leader') throw new Error('another VS Code window serves the proxy; try simulated accounts there');
-    const sim = await startFakeUpstream({ accounts: DEMO_ACCOUNTS, sseIntervalMs: 15, sseDeltaCount: 12 });
-    const store = new MemoryCredentialStore();
-    for (const a of DEMO_ACCOUNTS) await store.set(a.label, { accessToken: a.accessToken, refreshToken: a.refreshToken });
-    const accounts: AccountInfo[] = DEMO_ACCOUNTS.map((a) => ({ label: a.label, kind: 'oauth', fallback: false, enabled: true }));
+    if (this.role.kind !== 'leader') throw new Error(vscode.l10n.t('another VS Code window serves the proxy; try simulated accounts there'));
+    // With settings that do not validate, the last good policy (the real engine's) serves them too.
+    const demo = await this.runtimeFromSettings(SIMULATED_POLICY);
     const real = this.real!.router.engine;
     const decisionDir = mkdtempSync(path.join(os.tmpdir(), 'claude-router-simulated-'));
+    const [policy, sources] = 'config' in demo ? [demo.config.policy, demo.sources] : [real.config.policy, real.configStatus.sources];
+    const sim = await startFakeUpstream({ accounts: [...SIMULATED_ACCOUNTS], sseIntervalMs: 15, sseDeltaCount: 12 });
+    const store = new MemoryCredentialStore();
+    for (const a of SIMULATED_ACCOUNTS) await store.set(a.label, { accessToken: a.accessToken, refreshToken: a.refreshToken });
+    const accounts: AccountInfo[] = SIMULATED_ACCOUNTS.map((a) => ({ label: a.label, kind: 'oauth', fallback: false, enabled: true }));
     const router = await createRouter({
-      config: { policy: real.config.policy, accounts, upstreamBaseUrl: sim.url },
-      sources: real.configStatus.sources,
+      config: { policy, accounts, upstreamBaseUrl: sim.url },
+      sources,
       credentials: store,
       tokenUrl: sim.tokenUrl,
       clientKey: this.clientKey,
@@ -356,6 +364,7 @@ export class RouterService {
       router,
       simulated: sim,
       decisionDir,
+      stopping: new AbortController(),
       close: async () => {
         router.state.events.off('changed', onChanged);
         await router.close();
@@ -376,6 +385,7 @@ export class RouterService {
   private async stopSimulatedNow(): Promise<void> {
     const sim = this.active;
     if (!sim?.simulated || !this.real) return;
+    sim.stopping?.abort();
     this.active = this.real;
     this.proxy!.setEngine(this.real.router.engine);
     await sim.close();

@@ -6,6 +6,7 @@
  */
 import * as vscode from 'vscode';
 import { hostSettingsFrom, ROUTING_SETTING_KEYS, type HostSettingsValues } from '../config/settingsPolicy';
+import { subscriptionTypeSchema, type SubscriptionType } from '../config/schema';
 
 /** Setting sections consumers ask about (under `claudeRouter.`). */
 export type SettingsKey = 'port' | 'upstreamBaseUrl' | 'tokenUrl' | 'configFile' | 'terminal' | 'routing';
@@ -15,6 +16,8 @@ export interface HostSettings extends HostSettingsValues {
   /** `claudeRouter.configFile`, trimmed; '' when unset. */
   configFile: string;
   terminalEnabled: boolean;
+  /** `claudeRouter.terminal.subscriptionType`: the plan Claude Code is told (`max` when unset or invalid). */
+  subscriptionType: SubscriptionType;
   /** Why a host setting was ignored (the default is used), or null. */
   error: string | null;
 }
@@ -41,14 +44,23 @@ export class SettingsService implements vscode.Disposable {
     return event === undefined || event.affectsConfiguration(`claudeRouter.${key}`);
   }
 
-  /** Port, upstream, token endpoint, config file, terminal switch; invalid values replaced by defaults (and named in `error`). */
+  /** Port, upstream, token endpoint, config file, terminal switch and plan; invalid values replaced by defaults (and named in `error`). */
   get host(): HostSettings {
     if (this.hostCache) return this.hostCache;
     const c = vscode.workspace.getConfiguration('claudeRouter');
-    const { settings, error } = hostSettingsFrom({ port: c.get('port'), upstreamBaseUrl: c.get('upstreamBaseUrl'), tokenUrl: c.get('tokenUrl') });
+    const { settings, error: hostError } = hostSettingsFrom({ port: c.get('port'), upstreamBaseUrl: c.get('upstreamBaseUrl'), tokenUrl: c.get('tokenUrl') });
+    const plan = subscriptionTypeSchema.safeParse(c.get('terminal.subscriptionType') ?? 'max');
+    const planError = plan.success ? null : vscode.l10n.t('claudeRouter.terminal.subscriptionType: must be "max" or "pro"');
+    const error = [hostError, planError].filter(Boolean).join('\n') || null;
     // Shown once per change: the Settings UI lets anyone type a bad value.
-    if (error) void vscode.window.showErrorMessage(`Claude Router: ${error.split('\n')[0]} — the default is used.`);
-    this.hostCache = { ...settings, configFile: (c.get<string>('configFile') ?? '').trim(), terminalEnabled: c.get<boolean>('terminal.enabled', true), error };
+    if (error) void vscode.window.showErrorMessage(vscode.l10n.t('Claude Router: {0} — the default is used.', error.split('\n')[0]));
+    this.hostCache = {
+      ...settings,
+      configFile: (c.get<string>('configFile') ?? '').trim(),
+      terminalEnabled: c.get<boolean>('terminal.enabled', true),
+      subscriptionType: plan.success ? plan.data : 'max',
+      error,
+    };
     return this.hostCache;
   }
 

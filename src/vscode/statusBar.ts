@@ -43,9 +43,9 @@ export class StatusBarController implements vscode.Disposable {
     if (!s) {
       this.item.text = '$(server-process) Claude Router';
       this.item.command = 'claudeRouter.showStatus';
-      this.item.tooltip = this.model.error ?? 'Starting…';
+      this.item.tooltip = this.model.error ?? vscode.l10n.t('Starting…');
       this.item.backgroundColor = undefined;
-      this.item.accessibilityInformation = { label: `Claude Router: ${this.model.error ?? 'starting'}` };
+      this.item.accessibilityInformation = { label: `Claude Router: ${this.model.error ?? vscode.l10n.t('starting')}` };
       return;
     }
     const view = statusBarView({ ...poolSummary(s), configured: s.accounts.length, simulated: this.service.simulated });
@@ -63,8 +63,8 @@ export class StatusBarController implements vscode.Disposable {
 
   private roleLine(): string {
     const role = this.service.role;
-    if (role.kind === 'leader') return `serving at ${role.url}`;
-    if (role.kind === 'follower') return `another window serves at ${role.url}`;
+    if (role.kind === 'leader') return vscode.l10n.t('serving at {0}', role.url);
+    if (role.kind === 'follower') return vscode.l10n.t('another window serves at {0}', role.url);
     return role.kind;
   }
 

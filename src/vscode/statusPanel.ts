@@ -1,110 +1,128 @@
 /**
- * "Show Routing Status": a webview with the active policy and each value's
- * source, every account's 5h/7d bars and reset countdowns, bound sessions, the
- * last decisions with every candidate's verdict, and the seed's metrics over
- * the recent decision log. Live (redrawn on model changes), theme-aware
- * (VS Code CSS variables), strict CSP, no remote resources.
+ * "Show Routing Status": a webview with the pool (bars, countdowns, why each account would or
+ * would not be picked), usage over time, the session timeline, a decision browser, bound sessions,
+ * the policy with each value's source, and the rollout metrics. The extension builds every word
+ * (src/proxy/status/panelData.ts) and posts it on each model change and every 30 s, so countdowns
+ * move; the page (src/webview/, bundled to dist/panel.js) patches itself in place. Strict CSP, no
+ * remote resources, theme colours only. A serializer brings the panel back after a window reload.
  */
 import * as vscode from 'vscode';
 import { randomBytes } from 'node:crypto';
-import { computeReport } from '../routing/report';
-import { accountState, candidateText, eligibilityText, explainReason, poolSummary, whyNow } from '../proxy/status/statusView';
-import { metricsFromRecord } from '../routing/decision';
+import { buildPanelData } from '../proxy/status/panelData';
+import type { HistoryRange } from '../proxy/status/usageHistory';
 import type { RouterModel } from './routerModel';
 import type { RouterService } from './routerService';
 
-/** The commands the panel's buttons may run (the empty pool's next steps). */
-const PANEL_ACTIONS = new Set(['signIn', 'importClaudeCodeLogin', 'addToken', 'trySimulated']);
+const VIEW_TYPE = 'claudeRouter.status';
+/** The panel's title (also the serializer's, so a restored panel keeps it). */
+const title = () => vscode.l10n.t('Claude Router: Routing Status');
+/** Countdowns on the page move this often without new data (ms). */
+const REFRESH_MS = 30_000;
+/** The commands the page's buttons may run (the empty pool's next steps, the decision log). */
+const PANEL_ACTIONS = new Set(['signIn', 'importClaudeCodeLogin', 'addToken', 'trySimulated', 'openDecisionLog']);
+
+function webviewOptions(extensionUri: vscode.Uri): vscode.WebviewOptions {
+  return { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'media'), vscode.Uri.joinPath(extensionUri, 'dist')] };
+}
 
 export class StatusPanel implements vscode.Disposable {
   static current: StatusPanel | undefined;
-  private readonly panel: vscode.WebviewPanel;
   private readonly subscriptions: vscode.Disposable[] = [];
+  private readonly ticker: NodeJS.Timeout;
+  private range: HistoryRange;
+  private disposed = false;
 
+  /** Opens the panel, or reveals it when it is open. */
   static show(extensionUri: vscode.Uri, model: RouterModel, service: RouterService): StatusPanel {
     if (StatusPanel.current) {
       StatusPanel.current.panel.reveal();
       return StatusPanel.current;
     }
-    StatusPanel.current = new StatusPanel(extensionUri, model, service);
+    const panel = vscode.window.createWebviewPanel(VIEW_TYPE, title(), vscode.ViewColumn.Active, { ...webviewOptions(extensionUri), retainContextWhenHidden: false });
+    StatusPanel.current = new StatusPanel(panel, extensionUri, model, service, 'hour');
     return StatusPanel.current;
   }
 
+  /** Restores a panel that was open when the window reloaded (with the page's saved state). */
+  static register(extensionUri: vscode.Uri, model: RouterModel, service: RouterService): vscode.Disposable {
+    return vscode.window.registerWebviewPanelSerializer(VIEW_TYPE, {
+      deserializeWebviewPanel: async (panel: vscode.WebviewPanel, state: unknown) => {
+        StatusPanel.current?.dispose();
+        panel.webview.options = webviewOptions(extensionUri);
+        const range = (state as { range?: unknown } | undefined)?.range === 'day' ? 'day' : 'hour';
+        StatusPanel.current = new StatusPanel(panel, extensionUri, model, service, range);
+      },
+    });
+  }
+
   private constructor(
+    private readonly panel: vscode.WebviewPanel,
     private readonly extensionUri: vscode.Uri,
     private readonly model: RouterModel,
     private readonly service: RouterService,
+    range: HistoryRange,
   ) {
+    this.range = range;
     const media = vscode.Uri.joinPath(extensionUri, 'media');
-    this.panel = vscode.window.createWebviewPanel('claudeRouter.status', 'Claude Router: Routing Status', vscode.ViewColumn.Active, {
-      enableScripts: true,
-      localResourceRoots: [media],
-      retainContextWhenHidden: false,
-    });
-    this.panel.iconPath = vscode.Uri.joinPath(media, 'router.svg');
-    this.panel.webview.html = this.html();
+    panel.iconPath = vscode.Uri.joinPath(media, 'router.svg');
+    panel.title = title();
+    panel.webview.html = this.html();
     this.subscriptions.push(
       model.onDidChange(() => this.post()),
-      this.panel.webview.onDidReceiveMessage((m: { type?: string; command?: unknown }) => {
-        if (m?.type === 'ready') this.post();
-        // Only the empty pool's next steps; the page names one, never an arbitrary command.
+      panel.onDidChangeViewState(() => this.post()),
+      panel.webview.onDidReceiveMessage((m: { type?: string; command?: unknown; range?: unknown }) => {
+        if (m?.type === 'ready' || m?.type === 'range') {
+          if (m.range === 'hour' || m.range === 'day') this.range = m.range;
+          this.post();
+        }
+        // Only the commands of PANEL_ACTIONS; the page names one, never an arbitrary command.
         else if (m?.type === 'run' && typeof m.command === 'string' && PANEL_ACTIONS.has(m.command)) void vscode.commands.executeCommand(`claudeRouter.${m.command}`);
       }),
-      this.panel.onDidDispose(() => this.dispose()),
+      panel.onDidDispose(() => this.dispose()),
     );
+    this.ticker = setInterval(() => this.post(), REFRESH_MS);
     model.schedule(0);
   }
 
-  /** The data the page renders (labels and numbers only — never a token). */
+  /** Posts what the page shows (labels, numbers and session hashes — never a token); nothing while hidden. */
   private post(): void {
-    const s = this.model.status;
-    const report = computeReport(this.model.decisions);
+    if (!this.panel.visible) return;
     const now = Date.now();
-    const shown = this.model.decisions.slice(-20).reverse();
-    void this.panel.webview.postMessage({
-      type: 'update',
+    const data = buildPanelData({
       now,
-      error: this.model.error ?? null,
+      status: this.model.status,
+      decisions: this.model.decisions,
+      error: this.model.error,
       role: this.service.role.kind,
       simulated: this.service.simulated,
       settingsError: this.service.settingsError,
-      status: s ?? null,
-      summary: s ? poolSummary(s) : null,
-      states: s ? Object.fromEntries(s.accounts.map((a) => [a.label, accountState(a, s)])) : {},
-      reasons: Object.fromEntries(
-        [
-          ...new Set(
-            [...(s?.preview.verdicts ?? []), ...this.model.decisions.flatMap((d) => d.candidates)].map((v) => v.reason).concat(this.model.decisions.map((d) => d.selectionReason)),
-          ),
-        ].map((r) => [r, explainReason(r)]),
-      ),
-      why: s ? Object.fromEntries(s.accounts.map((a) => [a.label, whyNow(a, s, now)])) : {},
-      /** Per account, its eligibility for a new request in the filter verdict's words (its status is in the report). */
-      eligibility: s ? Object.fromEntries(s.accounts.map((a) => [a.label, eligibilityText(a, now)])) : {},
-      decisions: shown,
-      /** Per shown decision, each candidate's verdict in words (the loser's own reason, not the winner's). */
-      verdictTexts: shown.map((r) => r.candidates.map((c) => candidateText(c, metricsFromRecord(c.metrics), now))),
-      report,
+      previewModel: this.model.previewModel,
+      range: this.range,
+      history: this.model.history.series(this.range, now),
     });
+    void this.panel.webview.postMessage({ type: 'update', data });
   }
 
   private html(): string {
     const w = this.panel.webview;
     const nonce = randomBytes(16).toString('base64');
     const css = w.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'media', 'panel.css'));
-    const js = w.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'media', 'panel.js'));
+    const js = w.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'panel.js'));
     return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="UTF-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${w.cspSource}; script-src 'nonce-${nonce}'; img-src ${w.cspSource};">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
 <link rel="stylesheet" href="${css.toString()}">
-<title>Claude Router: Routing Status</title></head>
+<title>${title()}</title></head>
 <body><main id="root"><p class="muted">Loading…</p></main>
 <script nonce="${nonce}" src="${js.toString()}"></script></body></html>`;
   }
 
   dispose(): void {
-    StatusPanel.current = undefined;
+    if (this.disposed) return;
+    this.disposed = true;
+    if (StatusPanel.current === this) StatusPanel.current = undefined;
+    clearInterval(this.ticker);
     for (const s of this.subscriptions) s.dispose();
     this.panel.dispose();
   }

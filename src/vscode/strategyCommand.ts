@@ -38,12 +38,12 @@ async function pickStrategy(current: string): Promise<StrategyName | undefined> 
   const items = STRATEGY_NAMES.map((name) => ({
     label: name === current ? `$(check) ${name}` : name,
     name,
-    description: name === current ? `current · ${STRATEGIES[name].summary}` : STRATEGIES[name].summary,
+    description: name === current ? vscode.l10n.t('current · {0}', STRATEGIES[name].summary) : STRATEGIES[name].summary,
     detail: plain(STRATEGIES[name].description),
   }));
   const picked = await vscode.window.showQuickPick(items, {
-    title: 'Claude Router: Routing Strategy',
-    placeHolder: `How requests are spread over accounts (now: ${current}); applies to the next request`,
+    title: vscode.l10n.t('Claude Router: Routing Strategy'),
+    placeHolder: vscode.l10n.t('How requests are spread over accounts (now: {0}); applies to the next request', current),
     matchOnDescription: true,
     matchOnDetail: true,
   });
@@ -54,18 +54,21 @@ async function pickRanking(current: string): Promise<AccountRanking | undefined>
   const items = (Object.keys(ACCOUNT_RANKINGS) as AccountRanking[]).map((name) => ({
     label: name === current ? `$(check) ${name}` : name,
     name,
-    description: name === current ? 'current' : undefined,
+    description: name === current ? vscode.l10n.t('current') : undefined,
     detail: plain(ACCOUNT_RANKINGS[name]),
   }));
-  const picked = await vscode.window.showQuickPick(items, { title: 'Claude Router: fill-first — Account Ranking', placeHolder: 'Which account fill-first fills first' });
+  const picked = await vscode.window.showQuickPick(items, {
+    title: vscode.l10n.t('Claude Router: fill-first — Account Ranking'),
+    placeHolder: vscode.l10n.t('Which account fill-first fills first'),
+  });
   return picked?.name;
 }
 
 function sayOverridden(key: string, file: string): void {
   void vscode.window
     .showWarningMessage(
-      `Claude Router: "${key}" is set in ${file} (claudeRouter.configFile), which overrides the setting. Change it there; the router reloads the file.`,
-      'Open File',
+      vscode.l10n.t('Claude Router: "{0}" is set in {1} (claudeRouter.configFile), which overrides the setting. Change it there; the router reloads the file.', key, file),
+      vscode.l10n.t('Open File'),
     )
     .then((choice) => {
       if (choice) void vscode.window.showTextDocument(vscode.Uri.file(file));
@@ -80,11 +83,11 @@ export async function chooseStrategy(service: RouterService, strategyArg?: unkno
   const policy = service.routingPolicy;
   const sources = service.routingSources;
   if (strategyArg !== undefined && !isStrategy(strategyArg)) {
-    void vscode.window.showErrorMessage(`Claude Router: ${shown(strategyArg)} is not a routing strategy (one of ${STRATEGY_NAMES.join(', ')}).`);
+    void vscode.window.showErrorMessage(vscode.l10n.t('Claude Router: {0} is not a routing strategy (one of {1}).', shown(strategyArg), STRATEGY_NAMES.join(', ')));
     return { written: false, reason: 'invalid' };
   }
   if (rankingArg !== undefined && !isRanking(rankingArg)) {
-    void vscode.window.showErrorMessage(`Claude Router: ${shown(rankingArg)} is not an account ranking (expiry-first or headroom-first).`);
+    void vscode.window.showErrorMessage(vscode.l10n.t('Claude Router: {0} is not an account ranking (expiry-first or headroom-first).', shown(rankingArg)));
     return { written: false, reason: 'invalid' };
   }
   const strategyFile = overridingFile(sources, 'strategy');

@@ -7,8 +7,10 @@
  * setting (`claudeRouter.terminal.enabled`) turns it off.
  */
 import * as vscode from 'vscode';
-import { claudeCodeEnvironment } from '../proxy/http/clientEnv';
+import { claudeCodeEnvironment, shellExports, type ShellKind } from '../proxy/http/clientEnv';
 import type { ProxyRole } from '../proxy/http/sharedProxy';
+import type { SubscriptionType } from '../config/schema';
+import type { RouterService } from './routerService';
 
 /**
  * What the terminal environment should do for a role: `apply` when this window leads or follows a
@@ -28,18 +30,19 @@ export function terminalEnvAction(role: ProxyRole): 'apply' | 'clear' | 'keep' {
   }
 }
 
-/** Sets (or clears) the collection; `enabled` false clears it. */
-export function applyTerminalEnvironment(collection: vscode.GlobalEnvironmentVariableCollection, url: string, clientKey: string, enabled: boolean): void {
+/** Sets the collection to `env`, or clears it (null). */
+export function applyTerminalEnvironment(collection: vscode.GlobalEnvironmentVariableCollection, env: Record<string, string> | null): void {
   collection.clear();
-  collection.description = enabled ? new vscode.MarkdownString('Claude Router: sends Claude Code through the local account router (`ANTHROPIC_BASE_URL`, local key).') : undefined;
-  if (!enabled) return;
-  for (const [name, value] of Object.entries(claudeCodeEnvironment(url, clientKey))) collection.replace(name, value);
+  collection.description = env
+    ? new vscode.MarkdownString(vscode.l10n.t('Claude Router: sends Claude Code through the local account router (`ANTHROPIC_BASE_URL`, local key).'))
+    : undefined;
+  for (const [name, value] of Object.entries(env ?? {})) collection.replace(name, value);
 }
 
 /** The terminal environment of this window, kept in step with the proxy role, the key and the settings. */
 export class TerminalEnvironment {
-  /** What is in the collection now: the URL and key applied, or null when cleared; undefined before the first decision. */
-  private applied: { url: string; key: string } | null | undefined;
+  /** What is in the collection now (JSON of the variables), or null when cleared; undefined before the first decision. */
+  private applied: string | null | undefined;
 
   constructor(private readonly collection: vscode.GlobalEnvironmentVariableCollection) {}
 
@@ -47,13 +50,37 @@ export class TerminalEnvironment {
    * Applies the environment for `role` (see {@link terminalEnvAction}); writes the collection
    * only when what it should hold changed, so terminals are not told to relaunch for nothing.
    */
-  update(role: ProxyRole, url: string, clientKey: string, enabled: boolean): void {
+  update(role: ProxyRole, url: string, clientKey: string, enabled: boolean, subscriptionType: SubscriptionType): void {
     const action = terminalEnvAction(role);
     if (action === 'keep') return;
-    const want = action === 'apply' && enabled ? { url, key: clientKey } : null;
-    const same = want === null ? this.applied === null : this.applied?.url === url && this.applied.key === clientKey;
-    if (same) return;
+    const env = action === 'apply' && enabled ? claudeCodeEnvironment(url, clientKey, subscriptionType) : null;
+    const want = env && JSON.stringify(env);
+    if (want === this.applied) return;
     this.applied = want;
-    applyTerminalEnvironment(this.collection, url, clientKey, want !== null);
+    applyTerminalEnvironment(this.collection, env);
   }
+}
+
+const SHELLS: Array<{ shell: ShellKind; label: string; detail: string }> = [
+  { shell: 'posix', label: 'bash, zsh, sh', detail: "export NAME='value'" },
+  { shell: 'powershell', label: 'PowerShell', detail: "$env:NAME = 'value'" },
+  { shell: 'cmd', label: vscode.l10n.t('Command Prompt (cmd)'), detail: 'set "NAME=value"' },
+];
+
+/**
+ * "Copy Terminal Environment for an External Terminal": the same variables as an integrated
+ * terminal gets, in the syntax of the shell the user picks (PowerShell first on Windows); `shell`
+ * (`posix`, `powershell`, `cmd`) skips the pick. Resolves with the text copied, or undefined.
+ */
+export async function copyTerminalEnvironment(service: RouterService, shell?: unknown): Promise<string | undefined> {
+  const order = process.platform === 'win32' ? [SHELLS[1], SHELLS[2], SHELLS[0]] : SHELLS;
+  const kind =
+    SHELLS.find((s) => s.shell === shell)?.shell ?? (await vscode.window.showQuickPick(order, { placeHolder: vscode.l10n.t('Which shell is the terminal running?') }))?.shell;
+  if (!kind) return undefined;
+  const text = `${shellExports(claudeCodeEnvironment(service.url, service.clientKey, service.settings.host.subscriptionType), kind)}\n`;
+  await vscode.env.clipboard.writeText(text);
+  void vscode.window.showInformationMessage(
+    vscode.l10n.t('Claude Router: the terminal environment is on the clipboard (it contains the local key; paste it only into your own shell).'),
+  );
+  return text;
 }

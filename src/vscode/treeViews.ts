@@ -5,9 +5,10 @@
  */
 import * as vscode from 'vscode';
 import type { AccountReport, StatusReport } from '../proxy/status/status';
-import { accountDescription, accountState, candidateText, percent, reportFigures, statusAndEligibility, timeUntil, whyNow } from '../proxy/status/statusView';
+import { accountBrief, accountState, candidateText, percent, reportFigures, statusAndEligibility, timeUntil, whyNow } from '../proxy/status/statusView';
 import { accountTooltip, STATE_ICONS, STATE_LABEL } from '../proxy/status/tooltips';
 import { formatDuration } from '../quota/duration';
+import type { DecisionRecord } from '../routing/decision';
 import type { RouterModel } from './routerModel';
 
 type AccountNode = { kind: 'account'; account: AccountReport } | { kind: 'detail'; id: string; label: string; description?: string; icon: string; tooltip?: string };
@@ -26,7 +27,7 @@ export class AccountsTreeProvider implements vscode.TreeDataProvider<AccountNode
     if (!s) return [];
     if (!node) return s.accounts.map((account) => ({ kind: 'account', account }));
     if (node.kind !== 'account') return [];
-    return details(node.account, s);
+    return details(node.account, s, this.model.decisions, this.model.previewModel);
   }
 
   getTreeItem(node: AccountNode): vscode.TreeItem {
@@ -43,8 +44,8 @@ export class AccountsTreeProvider implements vscode.TreeDataProvider<AccountNode
     const state = accountState(a, s);
     const item = new vscode.TreeItem(a.label, vscode.TreeItemCollapsibleState.Collapsed);
     item.id = `account:${a.label}`;
-    // Displayed status, then eligibility for a new request (the filter verdict's words), then the windows.
-    item.description = `${statusAndEligibility(a, Date.now())} · ${accountDescription(a, Date.now())}`;
+    // Short enough for the default sidebar width; status, eligibility and countdowns in the tooltip.
+    item.description = accountBrief(a);
     item.iconPath = new vscode.ThemeIcon(
       STATE_ICONS[state],
       state === 'needs_sign_in' || state === 'saturated' ? new vscode.ThemeColor('problemsWarningIcon.foreground') : undefined,
@@ -62,7 +63,7 @@ export class AccountsTreeProvider implements vscode.TreeDataProvider<AccountNode
       .join('.');
     // Theme icons off: nothing in it is an icon.
     item.tooltip = new vscode.MarkdownString(accountTooltip(a, s, Date.now()));
-    item.accessibilityInformation = { label: `${a.label}, ${STATE_LABEL[state]}, ${item.description}` };
+    item.accessibilityInformation = { label: `${a.label}, ${STATE_LABEL[state]}, ${statusAndEligibility(a, Date.now())}, ${item.description}` };
     return item;
   }
 
@@ -72,36 +73,55 @@ export class AccountsTreeProvider implements vscode.TreeDataProvider<AccountNode
   }
 }
 
-function details(a: AccountReport, s: StatusReport): AccountNode[] {
+/**
+ * An account's children: its windows, in-flight requests, bound sessions, its share of the recent
+ * requests, and whether a new session would go to it — worked out for `model`, the model of the
+ * user's last requests (null: a model-less request).
+ */
+function details(a: AccountReport, s: StatusReport, decisions: readonly DecisionRecord[], model: string | null): AccountNode[] {
   const now = Date.now();
   const id = (k: string) => `account:${a.label}:${k}`;
   const nodes: AccountNode[] = [
-    { kind: 'detail', id: id('5h'), label: '5-hour window', description: `${percent(a.session.used)} · resets in ${timeUntil(a.session.resetsAt, now)}`, icon: 'clock' },
-    { kind: 'detail', id: id('7d'), label: 'Weekly window', description: `${percent(a.weekly.used)} · resets in ${timeUntil(a.weekly.resetsAt, now)}`, icon: 'calendar' },
+    { kind: 'detail', id: id('5h'), label: vscode.l10n.t('5-hour window'), description: resets(a.session.used, a.session.resetsAt, now), icon: 'clock' },
+    { kind: 'detail', id: id('7d'), label: vscode.l10n.t('Weekly window'), description: resets(a.weekly.used, a.weekly.resetsAt, now), icon: 'calendar' },
   ];
   for (const [family, w] of Object.entries(a.scoped)) {
     nodes.push({
       kind: 'detail',
       id: id(`scoped:${family}`),
-      label: `Weekly ${family}`,
-      description: `${percent(w.used)} · resets in ${timeUntil(w.resetsAt, now)}`,
+      label: vscode.l10n.t('Weekly {0}', family),
+      description: resets(w.used, w.resetsAt, now),
       icon: 'symbol-class',
     });
   }
-  nodes.push({ kind: 'detail', id: id('inflight'), label: 'In flight', description: String(a.inflight), icon: 'pulse' });
+  nodes.push({ kind: 'detail', id: id('inflight'), label: vscode.l10n.t('In flight'), description: String(a.inflight), icon: 'pulse' });
   const sessions = s.sessions.filter((x) => x.account === a.label);
-  nodes.push({ kind: 'detail', id: id('sessions'), label: 'Bound sessions', description: String(sessions.length), icon: 'link' });
+  nodes.push({ kind: 'detail', id: id('sessions'), label: vscode.l10n.t('Bound sessions'), description: String(sessions.length), icon: 'link' });
+  const served = decisions.filter((d) => d.servedBy !== null);
+  if (served.length)
+    nodes.push({
+      kind: 'detail',
+      id: id('share'),
+      label: vscode.l10n.t('Recent requests'),
+      description: vscode.l10n.t('{0} of the last {1}', percent(served.filter((d) => d.servedBy === a.label).length / served.length), served.length),
+      icon: 'graph',
+    });
   const v = s.preview.verdicts.find((x) => x.account === a.label);
   if (v)
     nodes.push({
       kind: 'detail',
       id: id('why'),
-      label: v.verdict === 'selected' ? 'Picked next' : 'Not picked next',
+      label: v.verdict === 'selected' && a.usable ? vscode.l10n.t('A new session goes here') : vscode.l10n.t('A new session does not go here'),
       description: candidateText(v, reportFigures(a), Date.now()),
       icon: 'info',
-      tooltip: whyNow(a, s),
+      tooltip: `${whyNow(a, s)}${model ? `\n${vscode.l10n.t('Worked out for {0}, the model of your last requests.', model)}` : ''}`,
     });
   return nodes;
+}
+
+/** A window's detail: `35% · resets in 2 h 5 min`. */
+function resets(used: number | null, resetsAt: string | null, now: number): string {
+  return vscode.l10n.t('{0} · resets in {1}', percent(used), timeUntil(resetsAt, now));
 }
 
 type SessionNode = { sessionId: string; account: string; idleLeftMs: number };
@@ -123,8 +143,14 @@ export class SessionsTreeProvider implements vscode.TreeDataProvider<SessionNode
   getTreeItem(node: SessionNode): vscode.TreeItem {
     const item = new vscode.TreeItem(node.sessionId.slice(0, 8), vscode.TreeItemCollapsibleState.None);
     item.id = `session:${node.sessionId}`;
-    item.description = `${node.account} · idle expiry in ${formatDuration(Math.round(node.idleLeftMs / 1000))}`;
-    item.tooltip = `Session key hash ${node.sessionId}\nbound to ${node.account}`;
+    // Short for the default sidebar width; the tooltip says what the time is.
+    item.description = `${node.account} · ${formatDuration(Math.round(node.idleLeftMs / 1000))}`;
+    item.tooltip = vscode.l10n.t(
+      'Session key hash {0}\nbound to {1}\nthe binding ends after {2} more without a request',
+      node.sessionId,
+      node.account,
+      formatDuration(Math.round(node.idleLeftMs / 1000)),
+    );
     item.iconPath = new vscode.ThemeIcon('comment-discussion');
     return item;
   }

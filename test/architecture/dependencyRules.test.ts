@@ -29,6 +29,7 @@ const TREE: Record<string, string> = {
   'src/vscode/ext.ts': `import * as vscode from 'vscode';\nimport { FAKE } from '../sim/fake';\nexport const ext = [vscode, FAKE];\n`,
   'src/sim/windows.ts': `import { createServer } from 'node:http';\nexport const WINDOW = 5;\nexport const s = createServer;\n`,
   'src/sim/fake.ts': `import { WINDOW } from './windows';\nimport { cap } from '../routing/ok';\nexport const FAKE = WINDOW + cap;\n`,
+  'src/webview/page.ts': `import type { B } from '../routing/b';\nimport { LIMIT } from '../quota/limits';\nimport { serve } from '../proxy/server';\nexport const p: [number, B?] = [LIMIT + serve];\n`,
   'src/whatif/replay.ts': `import { cap } from '../routing/ok';\nimport { WINDOW } from '../sim/windows';\nimport { FAKE } from '../sim/fake';\nimport type { C } from '../config/load';\nexport const r: [number, C?] = [cap + WINDOW + FAKE];\n`,
   'src/whatif/serve.ts': `import { createServer } from 'node:http';\nimport { serve } from '../proxy/server';\nimport { main } from '../cli/main';\nimport { ext } from '../vscode/ext';\nimport { n } from '../accounts/account';\nexport const s = [createServer, serve, main, ext, n];\n`,
 };
@@ -46,6 +47,7 @@ const EXPECTED = [
   'routing-imports-only-quota: src/routing/plan.ts → src/proxy/server.ts',
   'sim-imports-no-engine-layer: src/sim/fake.ts → src/routing/ok.ts',
   'sim-world-model-is-pure: src/sim/windows.ts → http',
+  'webview-runs-in-a-browser: src/webview/page.ts → src/proxy/server.ts',
   'whatif-imports-only-routing-quota-and-world-model: src/whatif/replay.ts → src/config/load.ts',
   'whatif-imports-only-routing-quota-and-world-model: src/whatif/serve.ts → src/accounts/account.ts',
   'whatif-imports-only-routing-quota-and-world-model: src/whatif/serve.ts → src/cli/main.ts',

@@ -1,7 +1,7 @@
 /**
  * The strategy and ranking descriptions have one source: the strategy modules and
  * `ACCOUNT_RANKINGS`. package.json's enum and enum descriptions for the two settings (what the
- * Settings UI shows) and the Choose Routing Strategy quick pick read the same text.
+ * Settings UI shows, through package.nls.json) and the Choose Routing Strategy quick pick read the same text.
  */
 import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
@@ -14,14 +14,18 @@ interface EnumSetting {
   markdownEnumDescriptions: string[];
 }
 
+/** A setting of package.json with its texts as the Settings UI shows them (`%key%` looked up in package.nls.json). */
 function setting(key: string): EnumSetting {
   // out/test/config → the repository root.
-  const pkg = JSON.parse(readFileSync(path.join(__dirname, '..', '..', '..', 'package.json'), 'utf8'));
+  const root = path.join(__dirname, '..', '..', '..');
+  const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
+  const nls = JSON.parse(readFileSync(path.join(root, 'package.nls.json'), 'utf8')) as Record<string, string>;
+  const text = (v: string) => (/^%.+%$/.test(v) ? nls[v.slice(1, -1)] : v);
   const config = pkg.contributes.configuration;
   const sections = (Array.isArray(config) ? config : [config]) as Array<{ properties: Record<string, EnumSetting> }>;
   const found = sections.map((s) => s.properties[key]).find(Boolean);
   assert.ok(found, key);
-  return found;
+  return { enum: found.enum, markdownEnumDescriptions: found.markdownEnumDescriptions.map(text) };
 }
 
 describe('config: strategy and ranking descriptions in package.json', () => {

@@ -240,6 +240,11 @@ export interface StartCodeServerOptions {
   env?: Record<string, string>;
   /** How long to wait for the first HTTP answer. Default 45 000 ms. */
   startTimeoutMs?: number;
+  /**
+   * `--reconnection-grace-time` (s): how long the extension host of a page that went away (a
+   * reload) lives on, waiting for it to reconnect. code-server's default is 3 hours.
+   */
+  reconnectionGraceTimeS?: number;
 }
 
 export interface CodeServer {
@@ -290,6 +295,7 @@ async function startOnce(launcher: string, opts: StartCodeServerOptions, port: n
     opts.extensionsDir,
   ];
   if (opts.smokeTestDriver) args.push('--vscode-option', 'enable-smoke-test-driver');
+  if (opts.reconnectionGraceTimeS !== undefined) args.push('--reconnection-grace-time', String(opts.reconnectionGraceTimeS));
   args.push(opts.folder);
 
   const child: ChildProcess = spawn(launcher, args, {
@@ -472,9 +478,10 @@ export async function openWorkbench(page: Page, url: string, folder: string, tim
 
 /**
  * Run a command from the command palette: F1, type its title (as shown, e.g.
- * `Claude Router: Show Routing Status`), wait for the matching entry, Enter.
+ * `Claude Router: Show Routing Status`), wait for the matching entry, Enter. Then wait for the
+ * palette to close, unless the command opens a quick pick of its own (`opensQuickPick`).
  */
-export async function runCommand(page: Page, title: string, timeoutMs = 15_000): Promise<void> {
+export async function runCommand(page: Page, title: string, timeoutMs = 15_000, opensQuickPick = false): Promise<void> {
   const input = page.locator('.quick-input-widget input');
   // Focus the workbench first: F1 is ignored while focus is outside it (e.g. on <body>).
   await page
@@ -489,7 +496,9 @@ export async function runCommand(page: Page, title: string, timeoutMs = 15_000):
   // The first row is focused once the list has filtered to the typed text.
   await page.locator('.quick-input-widget .monaco-list-row.focused', { hasText: title }).first().waitFor({ state: 'visible', timeout: timeoutMs });
   await page.keyboard.press('Enter');
-  await input.waitFor({ state: 'hidden', timeout: timeoutMs });
+  if (opensQuickPick)
+    await page.locator('.quick-input-widget input').and(page.locator(':not([aria-label="Type the name of a command to run."])')).waitFor({ state: 'visible', timeout: timeoutMs });
+  else await input.waitFor({ state: 'hidden', timeout: timeoutMs });
 }
 
 /**

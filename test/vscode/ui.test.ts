@@ -1,12 +1,12 @@
 /**
  * The product as a user gets it: the packaged VSIX installed into real VS Code
- * (code-server), driven through headless Chromium. With simulated accounts the
- * Accounts view lists them with utilisation, the status bar shows the pool,
- * "Show Routing Status" opens the panel with accounts and decisions, the
- * real Claude Code CLI started in an integrated terminal (so with the
- * extension's terminal environment) gets an answer through the extension's
- * proxy, and "Compare Routing Policies on My Traffic" shows the what-if table.
- * Screenshots go to test-artifacts/.
+ * (code-server), driven through headless Chromium, one step after another: a fresh install's
+ * status bar, the walkthrough, simulated accounts and their sample traffic, the real Claude Code
+ * CLI in an integrated terminal (so with the extension's terminal environment), the routing
+ * status panel — bars, charts, session timeline and decision browser compared with the numbers
+ * behind them, patched in place, restored after hiding and after a reload — and the needs-sign-in
+ * alert, and "Compare Routing Policies on My Traffic" with its what-if table. Screenshots go to
+ * test-artifacts/.
  */
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
@@ -30,6 +30,7 @@ import {
   type CodeServer,
 } from './codeServer';
 import { freePort } from '../support/net';
+import { startFakeUpstream, type FakeUpstream } from '../../src/sim';
 
 const STATUS_ITEM_ID = 'claude-account-router.claude-account-router.claudeRouter.pool';
 
@@ -49,6 +50,13 @@ describe('the VSIX in real VS Code, driven like a user', function () {
   let server: CodeServer | undefined;
   let browser: Browser | undefined;
   let page: Page;
+  let userDataDir: string;
+  /** Where the terminal writes the proxy's URL and the local client key (first and second line). */
+  let proxyFile: string;
+  /** The upstream of the extension's real accounts: it knows none of the tokens the test adds. */
+  let upstream: FakeUpstream;
+  /** Console messages of the workbench and its webviews that report a CSP violation. */
+  const cspErrors: string[] = [];
 
   before(async () => {
     temp = fs.mkdtempSync(path.join(os.tmpdir(), 'router-ui-'));
@@ -59,24 +67,43 @@ describe('the VSIX in real VS Code, driven like a user', function () {
       { cwd: REPO_ROOT, stdio: 'pipe' },
     );
     const extensionsDir = path.join(temp, 'extensions');
-    const userDataDir = path.join(temp, 'user-data');
+    userDataDir = path.join(temp, 'user-data');
+    proxyFile = path.join(temp, 'proxy.txt');
     const workspace = path.join(temp, 'workspace');
     fs.mkdirSync(workspace);
-    writeQuietSettings(userDataDir, { 'claudeRouter.port': await freePort(), 'terminal.integrated.defaultProfile.linux': 'bash' });
+    // Editors open in the editor group (not as a modal over it), so one can hide the panel.
+    upstream = await startFakeUpstream({ accounts: [] });
+    writeQuietSettings(userDataDir, {
+      'claudeRouter.port': await freePort(),
+      'claudeRouter.upstreamBaseUrl': upstream.url,
+      'claudeRouter.tokenUrl': upstream.tokenUrl,
+      'terminal.integrated.defaultProfile.linux': 'bash',
+      'workbench.editor.useModal': 'off',
+    });
     await installVsix(vsix, extensionsDir, userDataDir);
-    server = await startCodeServer({ userDataDir, extensionsDir, folder: workspace });
+    // After "Reload Window" the old extension host must end, as on the desktop, or it keeps the
+    // proxy's port (code-server keeps a left page's host for 3 h by default, waiting for it to reconnect).
+    server = await startCodeServer({ userDataDir, extensionsDir, folder: workspace, reconnectionGraceTimeS: 5 });
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    page.on('console', (m) => {
+      if (/Content Security Policy/i.test(m.text())) cspErrors.push(m.text());
+    });
     await openWorkbench(page, server.url, workspace);
+  });
+
+  afterEach(async function () {
+    if (this.currentTest?.state === 'failed') await screenshot(page, `vscode-failed-${this.currentTest.title.slice(0, 60)}`).catch(() => undefined);
   });
 
   after(async () => {
     await browser?.close();
     await server?.stop();
+    await upstream?.close();
     if (temp) fs.rmSync(temp, { recursive: true, force: true });
   });
 
-  it('routes between simulated accounts and shows them in the Accounts view and the status bar', async () => {
+  it('a fresh install shows a neutral "set up" entry in the status bar, with an accessibility label', async () => {
     const item = statusBarItemById(page, STATUS_ITEM_ID);
     await item.waitFor({ state: 'visible', timeout: 45_000 });
     // A fresh install is neutral: a "set up" entry, no warning colour, a label for screen readers.
@@ -84,9 +111,25 @@ describe('the VSIX in real VS Code, driven like a user', function () {
     await screenshot(page, 'vscode-status-bar-fresh-install');
     assert.doesNotMatch((await item.getAttribute('class')) ?? '', /warning-kind|error-kind/);
     assert.ok((await page.locator('.statusbar [aria-label*="no accounts yet"]').count()) > 0, 'the item has an accessibility label');
+  });
+
+  it('"Get Started" opens the walkthrough: add an account or try simulated ones, run claude, watch it route', async () => {
+    await runCommand(page, 'Claude Router: Get Started');
+    const walkthrough = page.locator('.gettingStartedContainer', { hasText: 'Get Started with Claude Account Router' });
+    await walkthrough.waitFor({ state: 'visible', timeout: 20_000 });
+    for (const step of ['Add a Claude account', 'Or try simulated accounts', 'Run claude in a new terminal', 'Watch it route']) {
+      await walkthrough.locator('.getting-started-step', { hasText: step }).first().waitFor({ state: 'attached', timeout: 5_000 });
+    }
+    await screenshot(page, 'vscode-walkthrough');
+    await runCommand(page, 'View: Close All Editors');
+  });
+
+  it('"Try with Simulated Accounts" from the empty pool: three accounts, sample traffic spreads over them', async () => {
+    const item = statusBarItemById(page, STATUS_ITEM_ID);
     // The empty pool's panel offers the next steps as buttons; one starts the simulated accounts.
     await runCommand(page, 'Claude Router: Show Routing Status');
     const empty = await waitForWebviewText(page, /No accounts yet/, 30_000);
+    assert.doesNotMatch(await empty.innerText(), /0 of 0|usable account 0/, 'no pool figures for an empty pool');
     for (const label of ['Sign In with Claude', "Import Claude Code's Login", 'Add Account from Token']) {
       await empty.locator('button', { hasText: label }).waitFor({ state: 'visible', timeout: 5_000 });
     }
@@ -101,9 +144,24 @@ describe('the VSIX in real VS Code, driven like a user', function () {
         .first();
       await row.waitFor({ state: 'visible', timeout: 30_000 });
     }
-    await page.locator('.statusbar', { hasText: /3\/3/ }).waitFor({ state: 'visible', timeout: 15_000 });
-    assert.match((await item.innerText()).trim(), /3\/3 usable · \d+% left \(simulated\)/);
+    // The halfway throttle may have paused one account for a moment.
+    await page.locator('.statusbar', { hasText: /[23]\/3 usable/ }).waitFor({ state: 'visible', timeout: 15_000 });
+    assert.match((await item.innerText()).trim(), /[23]\/3 usable · \d+% left \(simulated\)/);
+    // At the default sidebar width the plain descriptions ("5h 35% · 7d 62%") are not cut.
+    const plain = page.locator('.monaco-list-row').filter({ has: page.locator('.label-description', { hasText: /^5h \d+% · 7d \d+%$/ }) });
+    assert.ok((await plain.count()) >= 2, 'at least two accounts are plain Active and eligible');
+    for (const row of await plain.all()) {
+      const cut = await row.locator('.monaco-icon-label-container').evaluate((e: any) => e.scrollWidth > e.clientWidth);
+      assert.equal(cut, false, `"${await row.innerText()}" is cut at the default sidebar width`);
+    }
     await screenshot(page, 'vscode-accounts-view');
+    // The sample traffic (about 20 s) spreads the conversations: two accounts or more serve them.
+    await runCommand(page, 'Claude Router: Show Routing Status');
+    const panel = await waitForWebviewText(page, /Sessions over time/, 30_000);
+    await panel.locator('#decisions-count', { hasText: /^3\d of the last/ }).waitFor({ state: 'visible', timeout: 45_000 });
+    const shares = await panel.locator('.account-head .muted').allInnerTexts();
+    const serving = shares.filter((t) => /[1-9]\d*% of the last/.test(t));
+    assert.ok(serving.length >= 2, `requests spread over accounts: ${shares.join(' | ')}`);
   });
 
   it('the real Claude Code CLI in an integrated terminal gets an answer through the extension', async () => {
@@ -115,7 +173,10 @@ describe('the VSIX in real VS Code, driven like a user', function () {
     await page.locator('.terminal-wrapper .xterm').first().waitFor({ state: 'visible', timeout: 30_000 });
     await page.locator('.terminal-wrapper .xterm').first().click();
     // The terminal's own environment (from the extension) points claude at the proxy.
-    await page.keyboard.type(`HOME='${home}' '${claude}' -p "say hi" > '${out}' 2>&1 < /dev/null; echo "exit=$?" >> '${out}'`);
+    // The terminal's environment also gives the test the proxy's address and local key, to send requests of its own later.
+    await page.keyboard.type(
+      `printf '%s\\n%s\\n' "$ANTHROPIC_BASE_URL" "$CLAUDE_CODE_OAUTH_TOKEN" > '${proxyFile}'; HOME='${home}' '${claude}' -p "say hi" > '${out}' 2>&1 < /dev/null; echo "exit=$?" >> '${out}'`,
+    );
     await page.keyboard.press('Enter');
     const text = await waitForFile(out, /exit=\d+/, 90_000);
     assert.match(text, /Hello from (work|personal|team)\./, text);
@@ -129,13 +190,14 @@ describe('the VSIX in real VS Code, driven like a user', function () {
 
   it('"Show Routing Status" opens the panel with the accounts and the decision that served Claude Code', async () => {
     await runCommand(page, 'Claude Router: Show Routing Status');
-    const body = await waitForWebviewText(page, /Last decisions/, 30_000);
+    const body = await waitForWebviewText(page, /Decisions/, 30_000);
     await waitForWebviewText(page, /accounts usable/);
     const text = await body.innerText();
     for (const label of ['work', 'personal', 'team']) assert.ok(text.includes(label), `panel lists ${label}`);
     assert.match(text, /Policy/);
-    assert.match(text, /account-ranking\s+expiry-first\s+default/);
+    assert.match(text, /account-ranking\s+headroom-first\s+simulated accounts' demo default/);
     assert.match(text, /(work|personal|team) · .* · success/);
+    assert.doesNotMatch(text, /0 of 0 accounts/);
     assert.match(text, /Routing metrics/);
     // Each usage bar is drawn as wide as its number says (a CSP-blocked style drew them all full).
     const bars = body.locator('.bar[role="meter"]');
@@ -147,6 +209,192 @@ describe('the VSIX in real VS Code, driven like a user', function () {
       assert.ok(Math.abs(fill.width - (outer.width * value) / 100) <= 3, `bar of ${value} % drawn ${fill.width.toFixed(1)} of ${outer.width.toFixed(1)} px`);
     }
     await screenshot(page, 'vscode-routing-status-panel');
+  });
+
+  it('charts draw the sampled utilisation: each point where its number says, the latest equal to the bar', async () => {
+    const frame = panelFrame(page);
+    const charts = frame.locator('figure.chart-box');
+    assert.equal(await charts.count(), 3);
+    let multi = 0;
+    for (const chart of await charts.all()) {
+      const account = (await chart.getAttribute('data-account'))!;
+      await chart.locator('details.chart-data summary').click();
+      const rows = chart.locator('table.samples tbody tr');
+      await rows.first().waitFor({ state: 'visible', timeout: 5_000 });
+      const values = (await rows.evaluateAll((trs: any[]) => trs.map((tr) => tr.dataset.session))).filter((v: string) => v !== '').map(Number);
+      const points = ((await chart.locator('polyline[data-window="5h"]').getAttribute('points')) ?? '').split(' ').map((p) => Number(p.split(',')[1]));
+      assert.equal(points.length, values.length, `${account}: one point per sample`);
+      values.forEach((v, i) => assert.ok(Math.abs(points[i] - 100 * (1 - Math.min(1, v))) <= 0.05, `${account}: point ${i} at y ${points[i]} for ${v}`));
+      const bar = frame.locator(`[id="account-${account}"] .bar[data-window="5 h"]`);
+      const shown = Number(await bar.getAttribute('aria-valuenow'));
+      // A window can run past 100 %; the bar stops at its end.
+      assert.ok(Math.abs(shown - Math.min(1, values[values.length - 1]) * 100) <= 1, `${account}: the latest sample ${values[values.length - 1]} is the bar's ${shown} %`);
+      if (values.length >= 2) multi++;
+    }
+    assert.ok(multi >= 1, 'after the sample traffic a chart has a line, not a single dot');
+    await frame.locator('#charts').scrollIntoViewIfNeeded();
+    await screenshot(page, 'vscode-panel-charts');
+  });
+
+  it("the session timeline shows each conversation in its accounts' colours, and a switch with its cause", async () => {
+    const frame = panelFrame(page);
+    const lanes = frame.locator('li.lane-row');
+    assert.ok((await lanes.count()) >= 8, 'a lane per sample conversation');
+    const palette = ['work', 'personal', 'team'];
+    for (const mark of (await frame.locator('svg.lane rect.mark').all()).slice(0, 40)) {
+      // A request no account served is drawn in the neutral colour.
+      const account = (await mark.getAttribute('data-account'))!;
+      const colour = account === '' ? 'acct-none' : `acct-${palette.indexOf(account)}`;
+      assert.match((await mark.getAttribute('class'))!, new RegExp(`${colour}\\b`), `a mark of "${account}" in its colour`);
+    }
+    // The halfway throttle moved a conversation: its lane has a switch, and the detail says why.
+    const switched = frame.locator('svg.lane line.switch[data-cause="transient"]');
+    await switched.first().waitFor({ state: 'attached', timeout: 10_000 });
+    const lane = frame.locator('li.lane-row', { has: switched.first() }).first();
+    await lane.locator('button.lane-name').click();
+    await frame
+      .locator('#lane-detail tr.switched', { hasText: /switched: transient error \(throttle\)/ })
+      .first()
+      .waitFor({ state: 'visible', timeout: 5_000 });
+    const short = (await lane.locator('button.lane-name').innerText()).trim();
+    assert.match(short, /^[0-9a-f]{8}$/, 'a session is named by its key hash, shortened');
+    await frame.locator('#timeline').scrollIntoViewIfNeeded();
+    await screenshot(page, 'vscode-panel-timeline');
+  });
+
+  it("the decision browser filters by account, outcome and session, and expands to every candidate's verdict", async () => {
+    const frame = panelFrame(page);
+    const total = await frame.locator('details.decision').count();
+    await frame.locator('#filter-account').selectOption('personal');
+    const served = await frame.locator('details.decision summary strong').allInnerTexts();
+    assert.ok(served.length > 0 && served.length < total, `${served.length} of ${total} served by personal`);
+    assert.deepEqual([...new Set(served)], ['personal']);
+    await frame.locator('#filter-account').selectOption('');
+    // "Show its decisions" from the timeline filters by the selected session's hash.
+    await frame.locator('#lane-detail button', { hasText: 'Show its decisions' }).click();
+    const prefix = await frame.locator('#filter-session').inputValue();
+    assert.match(prefix, /^[0-9a-f]{8}$/);
+    const requests = await frame.locator('#lane-detail tbody tr').count();
+    assert.equal(await frame.locator('details.decision').count(), requests, "the session's requests, one decision each");
+    for (const summary of await frame.locator('details.decision summary').allInnerTexts()) assert.ok(summary.includes(prefix), summary);
+    const first = frame.locator('details.decision').first();
+    await first.locator('summary').click();
+    const verdicts = first.locator('table.candidates tbody tr');
+    assert.equal(await verdicts.count(), 3, 'every candidate');
+    assert.match(await verdicts.first().innerText(), /selected — /);
+    await frame.locator('#decisions').scrollIntoViewIfNeeded();
+    await screenshot(page, 'vscode-panel-decisions');
+    await frame.locator('button', { hasText: 'Clear filters' }).click();
+    // A request looked up by its id (as an answer's x-claude-router-request-id names it).
+    const id = (await frame.locator('details.decision').nth(2).getAttribute('id'))!.slice('decision-'.length);
+    await frame.locator('#filter-request').fill(id);
+    await frame.locator('#decisions-count', { hasText: /^1 of the last/ }).waitFor({ state: 'visible', timeout: 5_000 });
+    assert.equal(await frame.locator('details.decision').getAttribute('id'), `decision-${id}`);
+    await frame.locator('button', { hasText: 'Clear filters' }).click();
+    // The whole log, on disk, in an editor.
+    await frame.locator('button', { hasText: 'Open Decision Log' }).click();
+    await page.locator('.tab', { hasText: 'decisions.jsonl' }).waitFor({ state: 'visible', timeout: 10_000 });
+    await runCommand(page, 'Claude Router: Show Routing Status');
+    await waitForWebviewText(page, /Decisions/, 30_000);
+  });
+
+  it('patches the panel in place: a routing setting shows within 2 s, an expanded decision stays expanded, focus stays', async () => {
+    const body = await waitForWebviewText(page, /Decisions/, 30_000);
+    const frame = panelFrame(page);
+    const first = frame.locator('details.decision:not([open])').first();
+    const id = (await first.getAttribute('id'))!;
+    await first.locator('summary').click();
+    await frame.locator(`[id="${id}"] table.candidates`).waitFor({ state: 'visible', timeout: 5_000 });
+    // The routing setting, chosen as a user would; the panel shows it within 2 s of the choice.
+    await runCommand(page, 'Claude Router: Choose Routing Strategy', 15_000, true);
+    await page.locator('.quick-input-widget input').fill('usage-weighted');
+    await page.locator('.quick-input-widget .monaco-list-row.focused', { hasText: 'usage-weighted' }).waitFor({ state: 'visible', timeout: 10_000 });
+    const started = Date.now();
+    await page.keyboard.press('Enter');
+    await body.locator('#policy tr', { hasText: /strategy\s*usage-weighted/ }).waitFor({ state: 'visible', timeout: 2_000 });
+    const took = Date.now() - started;
+    assert.ok(took <= 2_000, `the setting showed after ${took} ms`);
+    assert.equal(await frame.locator(`[id="${id}"]`).getAttribute('open'), '', 'the expanded decision is still expanded');
+    // Focus inside the page survives an update too: a request of the test's own adds a decision, and the page is patched.
+    const filter = frame.locator('#filter-session');
+    await filter.focus();
+    const before = await frame.locator('details.decision').count();
+    await sendRequest(proxyFile, 'ui-test-session');
+    await frame.locator('details.decision').nth(before).waitFor({ state: 'attached', timeout: 10_000 });
+    assert.equal(await frame.locator(`[id="${id}"]`).getAttribute('open'), '', 'still expanded after the new decision arrived');
+    assert.equal(await frame.locator('body').evaluate((b: any) => b.ownerDocument.activeElement?.id), 'filter-session', 'focus stayed in the filter');
+    await screenshot(page, 'vscode-panel-after-live-update');
+  });
+
+  it('an expanded decision stays expanded when the panel is hidden and shown again (its page is rebuilt from the saved state)', async () => {
+    const id = (await panelFrame(page).locator('details.decision[open]').first().getAttribute('id'))!;
+    // A mark on the page's window: gone after the panel is shown again, so the page was really rebuilt.
+    await panelFrame(page)
+      .locator('body')
+      .evaluate((b: any) => (b.ownerDocument.defaultView.uiTestMark = true));
+    await runCommand(page, 'Preferences: Open User Settings (JSON)');
+    await page.locator('iframe.webview').filter({ visible: true }).waitFor({ state: 'detached', timeout: 10_000 });
+    await runCommand(page, 'Claude Router: Show Routing Status');
+    await waitForWebviewText(page, /Decisions/, 30_000);
+    await panelFrame(page).locator(`[id="${id}"][open] table.candidates`).waitFor({ state: 'visible', timeout: 10_000 });
+    assert.equal(
+      await panelFrame(page)
+        .locator('body')
+        .evaluate((b: any) => b.ownerDocument.defaultView.uiTestMark === true),
+      false,
+      'a new page',
+    );
+  });
+
+  it('the panel comes back after a window reload', async () => {
+    await runCommand(page, 'Developer: Reload Window');
+    await page.locator('.monaco-workbench .statusbar').waitFor({ state: 'visible', timeout: 45_000 });
+    await page.locator('.tab', { hasText: 'Claude Router: Routing Status' }).first().click({ timeout: 45_000 });
+    // The simulated accounts stopped with the window: the restored panel shows the pool as it is now.
+    await waitForWebviewText(page, /No accounts yet/, 45_000);
+    await screenshot(page, 'vscode-panel-after-reload');
+    assert.deepEqual(cspErrors, [], 'no Content Security Policy violations in the console');
+  });
+
+  it('an account whose token is refused raises one needs-sign-in alert with a Sign In action', async () => {
+    await runCommand(page, 'Claude Router: Add Account from Token', 15_000, true);
+    await page.locator('.quick-input-widget', { hasText: 'Add account from token' }).waitFor({ state: 'visible', timeout: 10_000 });
+    await page.keyboard.type('sk-ant-oat01-refused-by-the-ui-test-upstream');
+    await page.keyboard.press('Enter');
+    await page
+      .locator('.quick-input-widget input[aria-label*="name for this account"], .quick-input-widget [aria-label*="Account name"]')
+      .first()
+      .waitFor({ state: 'visible', timeout: 10_000 });
+    await page.keyboard.press('Control+A');
+    await page.keyboard.type('refused');
+    await page.keyboard.press('Enter');
+    // Once the router has the account, a request makes it try it: 401, no refresh token, so it needs sign-in.
+    await waitForWebviewText(page, /refused/, 20_000);
+    await sendRequest(proxyFile, 'ui-alert-session', null);
+    const alert = /"refused" needs you to sign in again/;
+    const toast = await waitForNotification(page, alert, 20_000);
+    await toast.locator('.monaco-button', { hasText: 'Sign In' }).waitFor({ state: 'visible', timeout: 5_000 });
+    await screenshot(page, 'vscode-alert-needs-sign-in');
+    // More requests and refreshes: the same episode, no second alert.
+    await sendRequest(proxyFile, 'ui-alert-session', null);
+    await runCommand(page, 'Claude Router: Refresh');
+    await waitForWebviewText(page, /2 of the last 2 decisions/, 20_000);
+    assert.equal(await page.locator('.notifications-toasts .notification-toast', { hasText: alert }).count(), 1, 'one alert per episode');
+    // Its action starts signing in again to that account.
+    await toast.locator('.monaco-button', { hasText: 'Sign In' }).click();
+    // The browser is asked to open Claude's sign-in page (code-server confirms first), then the code is asked for.
+    const dialog = page.getByRole('dialog').filter({ hasText: 'external website' });
+    const codeBox = page.locator('.quick-input-widget', { hasText: 'Sign in with Claude' });
+    const first = await Promise.race([
+      dialog.waitFor({ state: 'visible', timeout: 15_000 }).then(() => 'dialog'),
+      codeBox.waitFor({ state: 'visible', timeout: 15_000 }).then(() => 'code'),
+    ]);
+    if (first === 'dialog') {
+      assert.match(await dialog.innerText(), /claude\.ai\/oauth\/authorize/);
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+    }
+    await codeBox.waitFor({ state: 'visible', timeout: 10_000 });
+    await page.keyboard.press('Escape');
   });
 
   it('"Compare Routing Policies on My Traffic" shows each policy beside the traffic so far, in a table and a chart', async () => {
@@ -161,3 +409,21 @@ describe('the VSIX in real VS Code, driven like a user', function () {
     await screenshot(page, 'vscode-compare-policies');
   });
 });
+
+/** A messages request to the extension's proxy with the address and key the terminal reported. */
+/** `expected`: the status to assert, or null for any. */
+async function sendRequest(proxyFile: string, session: string, expected: number | null = 200): Promise<void> {
+  const [url, key] = fs.readFileSync(proxyFile, 'utf8').split('\n');
+  const res = await fetch(`${url}/v1/messages?beta=true`, {
+    method: 'POST',
+    headers: { 'x-claude-router-key': key, 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'x-claude-code-session-id': session },
+    body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }),
+  });
+  const text = await res.text();
+  if (expected !== null) assert.equal(res.status, expected, text);
+}
+
+/** The content frame of the visible webview (the status panel). */
+function panelFrame(page: Page) {
+  return page.locator('iframe.webview').filter({ visible: true }).first().contentFrame().locator('#active-frame').contentFrame();
+}

@@ -2,7 +2,7 @@
  * The router's own endpoints. Open (no client key, for health checks and
  * Claude Code's start-up probe): `GET /health`, `HEAD /api/hello`, and
  * `GET /identity?nonce=…` (proof that this is the router, see identity.ts). With the
- * key: `GET /status` (the report, no secrets), `GET /decisions` (decision records from
+ * key: `GET /status[?model=<id>]` (the report, no secrets), `GET /decisions` (decision records from
  * the log on disk, filtered and paged: decisionQuery.ts), `GET /preview` (how a new
  * request would be routed now), `GET /events` (a change stream) and
  * `POST /accounts/<label>/reset-cooldown` (a person's "Reset Cooldown").
@@ -31,7 +31,7 @@ export function serveLocal(ctx: RequestContext): boolean {
   else if (isOpenEndpoint(ctx)) sendOk(res, path === '/health' ? '{"status":"ok"}' : undefined);
   else if (ctx.req.method === 'POST' && RESET_COOLDOWN_PATH.test(path)) answerResetCooldown(ctx);
   else if (ctx.req.method !== 'GET') return false;
-  else if (path === '/status') sendJson(res, routerStatus(ctx.services));
+  else if (path === '/status') sendJson(res, routerStatus(ctx.services, statusModel(ctx.url.slice(path.length + 1))));
   else if (path === '/decisions') serveDecisions(ctx);
   else if (path === '/preview') servePreview(ctx);
   else if (path === '/events') streamChanges(ctx.services, res);
@@ -145,18 +145,28 @@ function preview(s: RouterServices, model: string | null, session: string | null
   return { selectionReason: plan.selectionReason, verdicts: plan.verdicts };
 }
 
-/** The `/status` report (labels and numbers, no secrets), with a preview of how a new, unbound request would be routed. */
-export function routerStatus(s: RouterServices): StatusReport {
+/** `?model=<id>` of a `/status` query (at most 200 characters, like the decision record's `model`), or null. */
+function statusModel(query: string): string | null {
+  const model = new URLSearchParams(query).get('model');
+  return model ? model.slice(0, 200) : null;
+}
+
+/**
+ * The `/status` report (labels and numbers, no secrets), with a preview of how a new, unbound
+ * request would be routed — for a request of `model` when given (`GET /status?model=<id>`: its
+ * family's model-scoped windows then count for eligibility and the preview), else a model-less one.
+ */
+export function routerStatus(s: RouterServices, model: string | null = null): StatusReport {
   const now = s.now();
   const config = s.live.config;
   return buildStatus({
     config,
     configStatus: s.configStatus,
     state: s.state,
-    metrics: metricsFor(s.state, config, null, now),
+    metrics: metricsFor(s.state, config, model, now),
     now,
     startedAtMs: s.startedAtMs,
-    preview: preview(s, null, null),
+    preview: preview(s, model, null),
     waiting: { requests: s.waitingRoom.heldRequests, bodyBytes: s.waitingRoom.heldBodyBytes },
     queued: (queue) => s.waitingRoom.waiting(queue),
   });

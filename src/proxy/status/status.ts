@@ -9,6 +9,7 @@ import type { CandidateVerdict } from '../../routing/plan';
 import type { FilterVerdict } from '../../routing/planner/verdict';
 import type { RoutingPolicy } from '../../routing/policy';
 import type { QuotaWindow } from '../../quota/types';
+import { recoveriesByTime } from '../../routing/recovery';
 import type { ConfigStatus, RuntimeConfig } from '../runtimeConfig';
 import { admissionQueue, rampWindow } from '../state/concurrency';
 import type { RouterCounters, RouterState } from '../state/routerState';
@@ -117,6 +118,20 @@ export interface SessionReport {
   idleLeftMs: number;
 }
 
+/**
+ * While no account of the pool (enabled, not fallback) is usable: the account that becomes usable
+ * first (src/routing/recovery.ts, for a model-less request), when, and what it waits for.
+ */
+export interface PoolRecoveryReport {
+  account: string;
+  /** ISO-8601; null when no account has a known end to all its blockers. */
+  at: string | null;
+  /** The blocker that clears last: `5h window`, `7d window`, `throttle`, `needs sign-in`, … */
+  what: string;
+  /** Set when that blocker is a cooldown (`window_exhausted`, `throttle`, `overloaded`, …). */
+  cooldownReason: string | null;
+}
+
 /** How a new, unbound request would be routed now: the verdict for each account. */
 export interface PreviewReport {
   selectionReason: string;
@@ -133,6 +148,8 @@ export interface StatusReport {
   boundSessions: number;
   sessions: SessionReport[];
   preview: PreviewReport;
+  /** Null while an account of the pool is usable (absent from a leading window of an older version). */
+  poolRecovery?: PoolRecoveryReport | null;
   inflight: number;
   /** Requests held in the waiting room now, and the bytes of their bodies. */
   waiting: { requests: number; bodyBytes: number };
@@ -233,6 +250,7 @@ export function buildStatus(input: StatusInput): StatusReport {
     };
   });
   const cs = input.configStatus;
+  const usableAccounts = accounts.filter((a) => a.usable && !a.fallback).length;
   return {
     service: 'claude-router',
     uptimeS: Math.round((now - input.startedAtMs) / 1000),
@@ -245,7 +263,7 @@ export function buildStatus(input: StatusInput): StatusReport {
       sources: cs.sources,
     },
     accounts,
-    usableAccounts: accounts.filter((a) => a.usable && !a.fallback).length,
+    usableAccounts,
     boundSessions: live.length,
     sessions: live.map((b) => ({
       sessionId: b.sessionId,
@@ -254,8 +272,18 @@ export function buildStatus(input: StatusInput): StatusReport {
       idleLeftMs: Math.max(0, b.lastServedAtMs + config.policy.sessionAffinityIdleTtlMs - now),
     })),
     preview: input.preview,
+    poolRecovery: usableAccounts === 0 ? poolRecovery(config, state, metrics, now) : null,
     inflight: state.leases.total(),
     waiting: input.waiting,
     counters: { ...state.counters },
   };
+}
+
+function poolRecovery(config: RuntimeConfig, state: RouterState, metrics: Map<string, AccountMetrics>, now: number): PoolRecoveryReport | null {
+  const pool = config.accounts.filter((a) => a.enabled && !a.fallback);
+  const [first] = recoveriesByTime(
+    pool.map((a) => ({ label: a.label, metrics: metrics.get(a.label)!, cooldown: state.cooldowns.get(a.label), snapshot: state.snapshots.get(a.label) })),
+    now,
+  );
+  return first ? { account: first.label, at: iso(first.atMs), what: first.what, cooldownReason: first.cooldownReason ?? null } : null;
 }

@@ -132,6 +132,8 @@ export function whyNow(a: AccountReport, s: StatusReport, now = Date.now()): str
   if (!a.enabled) return 'Disabled: never picked.';
   const v = s.preview.verdicts.find((x) => x.account === a.label);
   if (!v) return 'Not a candidate.';
+  // The plan still puts an unusable account first when nothing else is left (the only account): it cannot serve.
+  if (v.verdict === 'selected' && !a.usable) return `Not usable now: ${explainReason(a.unusableReason ?? 'unusable')}.`;
   if (v.verdict === 'selected') return `A new request would go here: ${explainReason(v.reason)}.`;
   if (v.verdict === 'unusable') return `Not picked now: ${explainReason(v.reason)}${v.filter ? ` (${verdictText(v.filter, now)})` : ''}.`;
   return `Not picked now: ${candidateText(v, reportFigures(a), now)}.`;
@@ -142,4 +144,29 @@ export function poolSummary(s: StatusReport): { usable: number; total: number; b
   const pool = s.accounts.filter((a) => !a.fallback && a.enabled);
   const headrooms = pool.filter((a) => a.usable && a.headroom !== null).map((a) => a.headroom as number);
   return { usable: s.usableAccounts, total: pool.length, bestHeadroom: headrooms.length ? Math.max(...headrooms) : null };
+}
+
+/** Eligibility in a word or two, for an Active account that a new request would still pass over. */
+const ELIGIBILITY_BRIEF: Partial<Record<FilterVerdict['code'], string>> = {
+  soft_limit: 'at soft limit',
+  over_cap: 'at in-flight cap',
+  scoped_exhausted: 'model limit',
+  over_sticky_threshold: 'over sticky threshold',
+  cooling: 'cooling',
+  window_exhausted: 'limited',
+  needs_sign_in: 'needs sign-in',
+};
+
+/**
+ * The Accounts view's description, short enough for the default sidebar width: the two windows,
+ * after the status when it is not plain Active and eligible (`5h 35% · 7d 62%`,
+ * `Paused · 5h 35% · 7d 62%`, `at soft limit · 5h 98% · 7d 40%`). The full status, eligibility and
+ * countdowns are in the tooltip.
+ */
+export function accountBrief(a: AccountReport): string {
+  const windows = `5h ${percent(a.session.used)} · 7d ${percent(a.weekly.used)}`;
+  if (a.status !== 'Active') return `${a.status} · ${windows}`;
+  const code = a.eligibility?.code;
+  const brief = code === undefined ? 'not considered' : code === 'eligible' ? null : (ELIGIBILITY_BRIEF[code] ?? code.replace(/_/g, ' '));
+  return brief ? `${brief} · ${windows}` : windows;
 }

@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { accountDescription, accountState, poolSummary, whyNow } from '../../../src/proxy/status/statusView';
+import { accountBrief, accountDescription, accountState, poolSummary, whyNow } from '../../../src/proxy/status/statusView';
 import { accounts, callRouter, routerStatus, startHarness } from '../../support/routerHarness';
 
 describe('status presentation (tree, status bar, panel, CLI)', () => {
@@ -19,6 +19,42 @@ describe('status presentation (tree, status bar, panel, CLI)', () => {
       assert.match(whyNow(b, s), /A new request would go here/);
       assert.deepEqual(poolSummary(s).usable, 1);
       assert.equal(poolSummary(s).total, 2);
+    } finally {
+      await h.close();
+    }
+  });
+
+  it('the Accounts view description fits the default sidebar: the windows, the status only when it is not plain Active and eligible', async () => {
+    const spec = accounts('work', 'personal', 'team', 'spare').map((x, i) => ({
+      ...x,
+      initialFiveHourUsed: [0.35, 0.98, 0.1, 0.2][i],
+      initialSevenDayUsed: [0.62, 0.4, 0.2, 0.1][i],
+    }));
+    const h = await startHarness(spec, {
+      configAccounts: spec.map((x) => ({ label: x.label, accessToken: x.accessToken, refreshToken: x.refreshToken, enabled: x.label !== 'spare' })),
+    });
+    try {
+      for (let i = 0; i < 3; i++) await h.router.poller.tick();
+      h.router.engine.state.setCooldown('team', { untilMs: Date.now() + 60_000, reason: 'throttle', setAtMs: Date.now() });
+      const s = await routerStatus(h);
+      const brief = Object.fromEntries(s.accounts.map((a: any) => [a.label, accountBrief(a)]));
+      assert.deepEqual(brief, {
+        work: '5h 35% · 7d 62%',
+        personal: 'at soft limit · 5h 98% · 7d 40%',
+        team: 'Paused · 5h 10% · 7d 20%',
+        spare: 'Disabled · 5h ? · 7d ?',
+      });
+    } finally {
+      await h.close();
+    }
+  });
+
+  it('an account that cannot serve is never "where a new request would go", even when it is the only one', async () => {
+    const h = await startHarness(accounts('only'));
+    try {
+      h.router.engine.state.markNeedsSignIn('only', 'no usable credentials');
+      const s = await routerStatus(h);
+      assert.equal(whyNow(s.accounts[0], s), 'Not usable now: it needs you to sign in again.');
     } finally {
       await h.close();
     }

@@ -217,7 +217,7 @@ describe('Claude Router in the extension host', function () {
     await eventually(async () => (await status(a)).policy.strategy === 'fill-first', 8000, 'back to the default without the file');
   });
 
-  it('the Accounts view shows each account: its displayed status and its eligibility for a new request', async () => {
+  it('the Accounts view shows each account briefly, and its displayed status and eligibility for a new request in the tooltip', async () => {
     const a = await api();
     const tree = new AccountsTreeProvider(a.model);
     const label = 'it-status-account';
@@ -235,15 +235,17 @@ describe('Claude Router in the extension host', function () {
     try {
       await a.service.store.set(label, { accessToken: 'sk-ant-oat01-status-view-test', refreshToken: 'sk-ant-ort01-status-view-test' });
       await a.service.accounts.upsert({ label, kind: 'oauth', fallback: false, enabled: true });
-      const active = await item('the account Active and eligible', (d) => d.startsWith('Active · eligible · '));
+      // The description stays short (the windows only while Active and eligible); the tooltip and the screen reader get both.
+      const active = await item('the account Active and eligible', (d) => d === '5h ? · 7d ?');
       assert.match((active.tooltip as vscode.MarkdownString).value, /status: Active · eligibility for a new request: eligible/);
+      assert.match(active.accessibilityInformation!.label, /Active · eligible/);
       const s = await status(a);
       const report = s.accounts.find((x: any) => x.label === label);
       assert.equal(report.status, 'Active');
       assert.deepEqual(report.eligibility, { code: 'eligible' });
 
       await a.service.accounts.upsert({ label, kind: 'oauth', fallback: false, enabled: false });
-      const disabled = await item('the account Disabled', (d) => d.startsWith('Disabled · disabled · '));
+      const disabled = await item('the account Disabled', (d) => d === 'Disabled · 5h ? · 7d ?');
       assert.match((disabled.tooltip as vscode.MarkdownString).value, /status: Disabled · eligibility for a new request: disabled/);
     } finally {
       tree.dispose();
@@ -270,6 +272,32 @@ describe('Claude Router in the extension host', function () {
       assert.equal(traffic, '1');
     } finally {
       terminal.dispose();
+    }
+  });
+
+  it('claudeRouter.terminal.subscriptionType reaches new terminals and the copied environment, for bash, PowerShell and cmd', async function () {
+    if (process.platform === 'win32') this.skip();
+    const a = await api();
+    const terminal = vscode.workspace.getConfiguration('claudeRouter.terminal');
+    try {
+      await terminal.update('subscriptionType', 'pro', vscode.ConfigurationTarget.Global);
+      const out = path.join(mkdtempSync(path.join(os.tmpdir(), 'router-term-')), 'plan.txt');
+      const t = vscode.window.createTerminal({ name: 'router-plan-test' });
+      t.sendText(`printf '%s\\n' "$CLAUDE_CODE_SUBSCRIPTION_TYPE" > '${out}.tmp' && mv '${out}.tmp' '${out}'`);
+      const plan = await eventually(() => (existsSync(out) ? readFileSync(out, 'utf8').trim() : undefined), 15_000, 'the terminal output');
+      t.dispose();
+      assert.equal(plan, 'pro', 'a new terminal is told the plan');
+      const posix = await vscode.commands.executeCommand<string>('claudeRouter.copyTerminalEnvironment', 'posix');
+      assert.equal(await vscode.env.clipboard.readText(), posix);
+      assert.match(posix, /^export CLAUDE_CODE_SUBSCRIPTION_TYPE='pro'$/m);
+      assert.match(posix, new RegExp(`^export CLAUDE_CODE_OAUTH_TOKEN='${a.clientKey()}'$`, 'm'));
+      assert.match(
+        await vscode.commands.executeCommand<string>('claudeRouter.copyTerminalEnvironment', 'powershell'),
+        new RegExp(`^\\$env:ANTHROPIC_BASE_URL = '${a.url()}'$`, 'm'),
+      );
+      assert.match(await vscode.commands.executeCommand<string>('claudeRouter.copyTerminalEnvironment', 'cmd'), /^set "CLAUDE_CODE_SUBSCRIPTION_TYPE=pro"$/m);
+    } finally {
+      await terminal.update('subscriptionType', undefined, vscode.ConfigurationTarget.Global);
     }
   });
 
@@ -316,6 +344,63 @@ describe('Claude Router in the extension host', function () {
     assert.equal(a.service.simulated, false);
   });
 
+  it("simulated accounts run a demo policy under the user's settings, and their sample traffic spreads over them", async () => {
+    const a = await api();
+    await vscode.commands.executeCommand('claudeRouter.trySimulated');
+    try {
+      const s = await status(a);
+      assert.equal(s.policy.accountRanking, 'headroom-first');
+      assert.equal(s.config.sources['account-ranking'], "simulated accounts' demo default");
+      assert.equal(s.policy.sessionAffinity, true);
+      // A setting the user chose wins over the demo default, live.
+      await routing().update('accountRanking', 'expiry-first', vscode.ConfigurationTarget.Global);
+      await eventually(async () => (await status(a)).config.sources['account-ranking'] === 'setting claudeRouter.routing.accountRanking', 2000, 'the setting in force');
+      await routing().update('accountRanking', undefined, vscode.ConfigurationTarget.Global);
+      await eventually(async () => (await status(a)).policy.accountRanking === 'headroom-first', 2000, 'back to the demo default');
+      // The sample traffic that started with them: conversations bind, and more than one account serves.
+      const served = await eventually(
+        () => {
+          const by = new Set(a.service.recentDecisions(200).flatMap((d) => (d.servedBy ? [d.servedBy] : [])));
+          return by.size >= 2 ? by : undefined;
+        },
+        20_000,
+        'requests on two accounts',
+      );
+      assert.ok(served.size >= 2);
+      assert.ok((await status(a)).boundSessions >= 2, 'conversations are bound');
+    } finally {
+      await vscode.commands.executeCommand('claudeRouter.stopSimulated');
+    }
+    assert.equal((await status(a)).config.sources['account-ranking'], 'default', 'the real accounts never see the demo policy');
+  });
+
+  it('alerts once when every simulated account is used up, saying until when in local time', async () => {
+    const a = await api();
+    await vscode.commands.executeCommand('claudeRouter.trySimulated');
+    try {
+      const state = a.service.engine!.state;
+      const now = Date.now();
+      const before = a.alerts.shown.length;
+      for (const [label, hours] of [
+        ['work', 3],
+        ['personal', 2],
+        ['team', 4],
+      ] as const) {
+        state.setCooldown(label, { untilMs: now + hours * 3_600_000, reason: 'window_exhausted', setAtMs: now });
+      }
+      const alert = await eventually(() => a.alerts.shown.slice(before).find((m) => /used up/.test(m)), 8000, 'the alert');
+      const at = new Date(now + 2 * 3_600_000).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', hour12: false });
+      assert.equal(
+        alert,
+        `Claude Router: All 3 accounts are used up. The first, "personal", is usable again at ${at}, in 1 h 59 min (window exhausted). Until then Claude Code gets "rate limited" answers.`,
+      );
+      for (let i = 0; i < 3; i++) await a.model.refresh();
+      assert.equal(a.alerts.shown.slice(before).filter((m) => /used up/.test(m)).length, 1, 'once per episode');
+    } finally {
+      await vscode.commands.executeCommand('claudeRouter.stopSimulated');
+    }
+  });
+
   it('rotates the local client key: the old one gets 401 at once, the new one works, a new terminal gets it', async function () {
     if (process.platform === 'win32') this.skip();
     const a = await api();
@@ -355,6 +440,11 @@ describe('Claude Router in the extension host', function () {
     assert.match((role as { reason: string }).reason, /is taken by another program/);
     const empty = await newTerminalEnv();
     assert.deepEqual(empty, { url: '', key: '' }, 'no router environment while another program holds the port');
+    assert.equal(
+      a.alerts.shown.filter((m) => /is taken by another program\. New terminals are not sent through the router/.test(m)).length,
+      1,
+      'one alert, however often the retry finds the port taken',
+    );
     const recorded = JSON.stringify(await (await fetch(`${squatter}/__recorded`)).json());
     assert.match(recorded, /\/identity\?nonce=/, 'the squatter was challenged');
     assert.ok(!recorded.includes(a.clientKey()), 'the squatter never received the key');

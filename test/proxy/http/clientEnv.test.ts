@@ -1,0 +1,47 @@
+/**
+ * The terminal environment for Claude Code, as "Copy Terminal Environment" writes it for POSIX
+ * shells, PowerShell and cmd, with the plan type the user set.
+ */
+import { strict as assert } from 'node:assert';
+import { execFileSync } from 'node:child_process';
+import { claudeCodeEnvironment, shellExports } from '../../../src/proxy/http/clientEnv';
+
+describe('the terminal environment for Claude Code', () => {
+  const env = claudeCodeEnvironment('http://127.0.0.1:48290', 'clr-key', 'pro');
+
+  it('tells Claude Code the plan the user set (max unless told otherwise)', () => {
+    assert.equal(env.CLAUDE_CODE_SUBSCRIPTION_TYPE, 'pro');
+    assert.equal(claudeCodeEnvironment('http://127.0.0.1:1', 'k').CLAUDE_CODE_SUBSCRIPTION_TYPE, 'max');
+  });
+
+  it('POSIX lines set every value exactly in a real shell, quotes included', () => {
+    const lines = shellExports({ ...env, ODD: `it's "odd" $HOME` });
+    const out = execFileSync('bash', ['-c', `${lines}\nprintf '%s\\n' "$ANTHROPIC_BASE_URL" "$CLAUDE_CODE_OAUTH_TOKEN" "$CLAUDE_CODE_SUBSCRIPTION_TYPE" "$ODD"`], {
+      encoding: 'utf8',
+    });
+    assert.deepEqual(out.split('\n').slice(0, 4), ['http://127.0.0.1:48290', 'clr-key', 'pro', `it's "odd" $HOME`]);
+  });
+
+  it('PowerShell and cmd lines use their own syntax', () => {
+    assert.equal(
+      shellExports(env, 'powershell'),
+      [
+        "$env:ANTHROPIC_BASE_URL = 'http://127.0.0.1:48290'",
+        "$env:CLAUDE_CODE_OAUTH_TOKEN = 'clr-key'",
+        "$env:CLAUDE_CODE_SUBSCRIPTION_TYPE = 'pro'",
+        "$env:CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = '1'",
+      ].join('\n'),
+    );
+    assert.equal(shellExports({ A: "it's" }, 'powershell'), "$env:A = 'it''s'");
+    assert.equal(
+      shellExports(env, 'cmd'),
+      [
+        'set "ANTHROPIC_BASE_URL=http://127.0.0.1:48290"',
+        'set "CLAUDE_CODE_OAUTH_TOKEN=clr-key"',
+        'set "CLAUDE_CODE_SUBSCRIPTION_TYPE=pro"',
+        'set "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"',
+      ].join('\n'),
+    );
+    assert.throws(() => shellExports({ A: '50%' }, 'cmd'), /A holds a character cmd cannot quote/);
+  });
+});
