@@ -131,7 +131,12 @@ describe('e2e: real Claude Code through blips', function () {
     const retried = await runClaudeCode({ baseUrl: r.url, prompt: 'while every account pauses', env, timeoutMs: 60_000 });
     assert.equal(retried.code, 0, describeRun(retried, r.stderr()));
     assert.match(retried.stdout.trim(), /^Hello from (alpha|bravo)\.$/, describeRun(retried, r.stderr()));
-    const sessions = r.decisions().filter((d) => d.path === '/v1/messages');
+    // The decision log is written every 100 ms: wait for the retry's record to be on disk.
+    let sessions = r.decisions().filter((d) => d.path === '/v1/messages');
+    for (let i = 0; i < 50 && !sessions.some((d) => d.outcome === 'success'); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      sessions = r.decisions().filter((d) => d.path === '/v1/messages');
+    }
     assert.ok(
       sessions.some((d) => d.outcome === 'no_usable_account' && d.status === 429),
       'the router answered its own throttle-shaped 429 first',
@@ -148,6 +153,9 @@ describe('e2e: real Claude Code through blips', function () {
     const stopped = await runClaudeCode({ baseUrl: r.url, prompt: 'after the limit', env, timeoutMs: 60_000 });
     assert.equal(stopped.code, 1, describeRun(stopped, r.stderr()));
     assert.match(stopped.stdout, /You've hit your Opus limit · resets /, describeRun(stopped, r.stderr()));
+    const before = sessions.length;
+    // Again: wait for the refused request's record to be written.
+    for (let i = 0; i < 50 && r.decisions().filter((d) => d.path === '/v1/messages').length <= before; i++) await new Promise((resolve) => setTimeout(resolve, 100));
     const last = r.decisions().at(-1)!;
     assert.equal(last.outcome, 'no_usable_account');
     assert.equal(r.decisions().filter((d) => d.requestId !== last.requestId && d.stickyKeyHash === last.stickyKeyHash).length, 0, 'Claude Code did not retry it');

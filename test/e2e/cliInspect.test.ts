@@ -73,8 +73,10 @@ describe('e2e: decisions, explain and status --watch', function () {
   const cli = (args: string[]) => runCli(args, 15_000, { env });
   /** Runs the CLI in a pseudo-terminal (script(1)); returns its process and its output so far. */
   function inTerminal(args: string[], extraEnv: Record<string, string> = {}) {
+    // Node counts any `CI` variable as a terminal without colours (tty.getColorDepth): a CI runner's must not decide this test.
+    const { CI: _ci, ...outer } = process.env;
     const child = spawn('script', ['-qfec', [process.execPath, CLI_JS, ...args].map((a) => `'${a}'`).join(' '), '/dev/null'], {
-      env: { ...process.env, ...env, TERM: 'xterm-256color', ...extraEnv },
+      env: { ...outer, ...env, TERM: 'xterm-256color', ...extraEnv },
       stdio: ['pipe', 'pipe', 'pipe'],
       detached: true,
     });

@@ -364,7 +364,7 @@ describe('the VSIX in real VS Code, driven like a user', function () {
     await page
       .locator('.quick-input-widget input[aria-label*="name for this account"], .quick-input-widget [aria-label*="Account name"]')
       .first()
-      .waitFor({ state: 'visible', timeout: 10_000 });
+      .waitFor({ state: 'visible', timeout: 30_000 });
     await page.keyboard.press('Control+A');
     await page.keyboard.type('refused');
     await page.keyboard.press('Enter');
@@ -398,6 +398,9 @@ describe('the VSIX in real VS Code, driven like a user', function () {
   });
 
   it('"Compare Routing Policies on My Traffic" shows each policy beside the traffic so far, in a table and a chart', async () => {
+    // Nothing an earlier step left open (a quick input, a notification's focus) may take the command palette's keys.
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Escape');
     await runCommand(page, 'Claude Router: Compare Routing Policies on My Traffic');
     const body = await waitForWebviewText(page, /Routing policies on your traffic/, 60_000);
     const text = await body.innerText();
