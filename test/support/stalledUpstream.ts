@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 
 export interface StalledUpstream {
   url: string;
-  /** Requests whose body arrived whole and whose answer is held. */
+  /** Messages requests whose body arrived whole and whose answer is held (the router's own usage reads are held too, not counted). */
   held(): number;
   /** Answers every held request, and every later one at once. */
   release(): void;
@@ -26,18 +26,24 @@ const ANSWER = JSON.stringify({
 
 export async function startStalledUpstream(): Promise<StalledUpstream> {
   const waiting: http.ServerResponse[] = [];
+  let messages = 0;
   let open = false;
   const answer = (res: http.ServerResponse) => res.writeHead(200, { 'content-type': 'application/json' }).end(ANSWER);
   const server = http.createServer((req, res) => {
     req.resume();
-    req.on('end', () => (open ? answer(res) : waiting.push(res)));
+    req.on('end', () => {
+      if (open) return answer(res);
+      waiting.push(res);
+      if ((req.url ?? '').startsWith('/v1/messages')) messages++;
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    held: () => waiting.length,
+    held: () => messages,
     release() {
       open = true;
+      messages = 0;
       for (const res of waiting.splice(0)) answer(res);
     },
     async close() {
