@@ -356,22 +356,6 @@ describe('the VSIX in real VS Code, driven like a user', function () {
     assert.deepEqual(cspErrors, [], 'no Content Security Policy violations in the console');
   });
 
-  it('"Compare Routing Policies on My Traffic" shows each policy beside the traffic so far, in a table and a chart', async () => {
-    // Nothing an earlier step left open (a quick input, a notification's focus) may take the command palette's keys.
-    await page.keyboard.press('Escape');
-    await page.keyboard.press('Escape');
-    await runCommand(page, 'Claude Router: Compare Routing Policies on My Traffic');
-    const body = await waitForWebviewText(page, /Routing policies on your traffic/, 60_000);
-    const text = await body.innerText();
-    assert.match(text, /actual \(the log\)/);
-    // The sample traffic ran under the demo policy and a strategy picked in an earlier step: whichever it was is marked.
-    assert.match(text, /\* [a-z]+(-[a-z]+)*(:[a-z]+-first)?/, 'the recorded policy is marked');
-    assert.match(text, /Calibration \(the recorded policy replayed vs the log\)/);
-    assert.ok((await body.locator('button', { hasText: 'Use this policy' }).count()) >= 9, 'a button for each other policy');
-    assert.ok((await body.locator('figure svg rect').count()) >= 4 * 11, 'a bar per policy in each chart');
-    await screenshot(page, 'vscode-compare-policies');
-  });
-
   it('an account whose token is refused raises one needs-sign-in alert with a Sign In action', async () => {
     await runCommand(page, 'Claude Router: Add Account from Token', 15_000, true);
     await page.locator('.quick-input-widget', { hasText: 'Add account from token' }).waitFor({ state: 'visible', timeout: 10_000 });
@@ -411,6 +395,22 @@ describe('the VSIX in real VS Code, driven like a user', function () {
     }
     await codeBox.waitFor({ state: 'visible', timeout: 10_000 });
     await page.keyboard.press('Escape');
+  });
+
+  it('"Compare Routing Policies on My Traffic" shows each policy beside the traffic so far, in a table and a chart', async () => {
+    // Nothing an earlier step left open (a quick input, a notification's focus) may take the command palette's keys.
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Escape');
+    await runCommand(page, 'Claude Router: Compare Routing Policies on My Traffic');
+    const body = await waitForWebviewText(page, /Routing policies on your traffic/, 60_000);
+    const text = await body.innerText();
+    assert.match(text, /actual \(the log\)/);
+    // The sample traffic ran under the demo policy and a strategy picked in an earlier step: whichever it was is marked.
+    assert.match(text, /\* [a-z]+(-[a-z]+)*(:[a-z]+-first)?/, 'the recorded policy is marked');
+    assert.match(text, /Calibration \(the recorded policy replayed vs the log\)/);
+    assert.ok((await body.locator('button', { hasText: 'Use this policy' }).count()) >= 9, 'a button for each other policy');
+    assert.ok((await body.locator('figure svg rect').count()) >= 4 * 11, 'a bar per policy in each chart');
+    await screenshot(page, 'vscode-compare-policies');
   });
 });
 
