@@ -60,14 +60,8 @@ interface RawRequest {
   boundAccount: string | null;
 }
 
-interface AccountSeen {
-  label: string;
-  index: number;
-  primary: boolean;
-  fallback: boolean;
-  priority?: number;
-  costTier?: number;
-}
+/** What a record's candidates say of an account: the configured part of a WorkloadAccount. */
+type AccountSeen = Pick<WorkloadAccount, 'label' | 'index' | 'primary' | 'fallback' | 'priority' | 'costTier'>;
 
 /** A cooldown seen on an account in a candidate's metrics. */
 interface CoolingSeen {
