@@ -75,7 +75,9 @@ describe('e2e: decisions, explain and status --watch', function () {
   function inTerminal(args: string[], extraEnv: Record<string, string> = {}) {
     // Node counts any `CI` variable as a terminal without colours (tty.getColorDepth): a CI runner's must not decide this test.
     const { CI: _ci, ...outer } = process.env;
-    const child = spawn('script', ['-qfec', [process.execPath, CLI_JS, ...args].map((a) => `'${a}'`).join(' '), '/dev/null'], {
+    // `exec`: a shell that stays between the pty and the CLI (dash, where SHELL is unset) dies of the Ctrl-C itself (130).
+    const command = `exec ${[process.execPath, CLI_JS, ...args].map((a) => `'${a}'`).join(' ')}`;
+    const child = spawn('script', ['-qfec', command, '/dev/null'], {
       env: { ...outer, ...env, TERM: 'xterm-256color', ...extraEnv },
       stdio: ['pipe', 'pipe', 'pipe'],
       detached: true,

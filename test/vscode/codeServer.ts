@@ -483,22 +483,40 @@ export async function openWorkbench(page: Page, url: string, folder: string, tim
  */
 export async function runCommand(page: Page, title: string, timeoutMs = 15_000, opensQuickPick = false): Promise<void> {
   const input = page.locator('.quick-input-widget input');
-  // Focus the workbench first: F1 is ignored while focus is outside it (e.g. on <body>).
-  await page
-    .locator('.monaco-workbench')
-    .focus()
-    .catch(() => undefined);
-  await page.keyboard.press('F1');
-  await input.waitFor({ state: 'visible', timeout: timeoutMs });
-  await input.fill(`>${title}`);
-  const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first();
-  await row.waitFor({ state: 'visible', timeout: timeoutMs });
-  // The first row is focused once the list has filtered to the typed text.
-  await page.locator('.quick-input-widget .monaco-list-row.focused', { hasText: title }).first().waitFor({ state: 'visible', timeout: timeoutMs });
+  await retryWhileQuickInputCloses(async () => {
+    // Focus the workbench first: F1 is ignored while focus is outside it (e.g. on <body>).
+    await page
+      .locator('.monaco-workbench')
+      .focus()
+      .catch(() => undefined);
+    await page.keyboard.press('F1');
+    await input.waitFor({ state: 'visible', timeout: timeoutMs });
+    await input.fill(`>${title}`, { timeout: 5_000 });
+    const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first();
+    await row.waitFor({ state: 'visible', timeout: timeoutMs });
+    // The first row is focused once the list has filtered to the typed text.
+    await page.locator('.quick-input-widget .monaco-list-row.focused', { hasText: title }).first().waitFor({ state: 'visible', timeout: timeoutMs });
+  });
   await page.keyboard.press('Enter');
   if (opensQuickPick)
     await page.locator('.quick-input-widget input').and(page.locator(':not([aria-label="Type the name of a command to run."])')).waitFor({ state: 'visible', timeout: timeoutMs });
   else await input.waitFor({ state: 'hidden', timeout: timeoutMs });
+}
+
+/**
+ * Runs `step` (which opens a quick input and types into it) again, up to `attempts` times in all,
+ * when the quick input closes under it: a focus change that lands late on a loaded machine (a
+ * click in a webview, a notification) closes it, and a person would simply open it again.
+ * @throws the last attempt's error
+ */
+export async function retryWhileQuickInputCloses(step: () => Promise<void>, attempts = 3): Promise<void> {
+  for (let i = 1; ; i++) {
+    try {
+      return await step();
+    } catch (err) {
+      if (i >= attempts || !/inert|not visible|Timeout/i.test(String(err))) throw err;
+    }
+  }
 }
 
 /**

@@ -20,6 +20,7 @@ import {
   launchChromium,
   openWorkbench,
   REPO_ROOT,
+  retryWhileQuickInputCloses,
   runCommand,
   screenshot,
   startCodeServer,
@@ -57,6 +58,8 @@ describe('the VSIX in real VS Code, driven like a user', function () {
   let upstream: FakeUpstream;
   /** Console messages of the workbench and its webviews that report a CSP violation. */
   const cspErrors: string[] = [];
+  /** Each dialog the workbench showed, with the time it appeared. */
+  const dialogsSeen: string[] = [];
 
   before(async () => {
     temp = fs.mkdtempSync(path.join(os.tmpdir(), 'router-ui-'));
@@ -90,10 +93,27 @@ describe('the VSIX in real VS Code, driven like a user', function () {
       if (/Content Security Policy/i.test(m.text())) cspErrors.push(m.text());
     });
     await openWorkbench(page, server.url, workspace);
+    // Every modal dialog the workbench shows, whoever closes it: one makes the workbench inert while it is up.
+    await page.exposeFunction('uiTestDialogSeen', (text: string) => dialogsSeen.push(`${new Date().toISOString().slice(11, 23)} ${text}`));
+    await page.evaluate(`(() => {
+      const seen = new WeakSet();
+      new MutationObserver(() => {
+        for (const d of document.querySelectorAll('.monaco-dialog-box, [role="dialog"]'))
+          if (!seen.has(d)) {
+            seen.add(d);
+            window.uiTestDialogSeen(d.innerText.replace(/\\s+/g, ' ').slice(0, 300));
+          }
+      }).observe(document.body, { childList: true, subtree: true });
+    })()`);
   });
 
   afterEach(async function () {
-    if (this.currentTest?.state === 'failed') await screenshot(page, `vscode-failed-${this.currentTest.title.slice(0, 60)}`).catch(() => undefined);
+    if (this.currentTest?.state !== 'failed') return;
+    await screenshot(page, `vscode-failed-${this.currentTest.title.slice(0, 60)}`).catch(() => undefined);
+    // A CI runner keeps no screenshots: what the screen and the extension said goes to the test's output.
+    console.log(
+      `--- the screen when "${this.currentTest.title}" failed ---\n${await describeScreen(page)}\n--- dialogs seen ---\n${dialogsSeen.join('\n')}\n--- the extension's log (tail) ---\n${extensionLogTail(userDataDir)}`,
+    );
   });
 
   after(async () => {
@@ -306,9 +326,11 @@ describe('the VSIX in real VS Code, driven like a user', function () {
     await first.locator('summary').click();
     await frame.locator(`[id="${id}"] table.candidates`).waitFor({ state: 'visible', timeout: 5_000 });
     // The routing setting, chosen as a user would; the panel shows it within 2 s of the choice.
-    await runCommand(page, 'Claude Router: Choose Routing Strategy', 15_000, true);
-    await page.locator('.quick-input-widget input').fill('usage-weighted');
-    await page.locator('.quick-input-widget .monaco-list-row.focused', { hasText: 'usage-weighted' }).waitFor({ state: 'visible', timeout: 10_000 });
+    await retryWhileQuickInputCloses(async () => {
+      await runCommand(page, 'Claude Router: Choose Routing Strategy', 15_000, true);
+      await page.locator('.quick-input-widget input').fill('usage-weighted', { timeout: 5_000 });
+      await page.locator('.quick-input-widget .monaco-list-row.focused', { hasText: 'usage-weighted' }).waitFor({ state: 'visible', timeout: 10_000 });
+    });
     const started = Date.now();
     await page.keyboard.press('Enter');
     await body.locator('#policy tr', { hasText: /strategy\s*usage-weighted/ }).waitFor({ state: 'visible', timeout: 2_000 });
@@ -358,16 +380,9 @@ describe('the VSIX in real VS Code, driven like a user', function () {
 
   it('an account whose token is refused raises one needs-sign-in alert with a Sign In action', async () => {
     await runCommand(page, 'Claude Router: Add Account from Token', 15_000, true);
-    await page.locator('.quick-input-widget', { hasText: 'Add account from token' }).waitFor({ state: 'visible', timeout: 10_000 });
-    await page.keyboard.type('sk-ant-oat01-refused-by-the-ui-test-upstream');
-    await page.keyboard.press('Enter');
-    await page
-      .locator('.quick-input-widget input[aria-label*="name for this account"], .quick-input-widget [aria-label*="Account name"]')
-      .first()
-      .waitFor({ state: 'visible', timeout: 30_000 });
-    await page.keyboard.press('Control+A');
-    await page.keyboard.type('refused');
-    await page.keyboard.press('Enter');
+    await answerInput(page, 'Add account from token', 'sk-ant-oat01-refused-by-the-ui-test-upstream', 10_000);
+    await answerInput(page, 'Account name', 'refused', 30_000);
+    await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 10_000 });
     // Once the router has the account, a request makes it try it: 401, no refresh token, so it needs sign-in.
     await waitForWebviewText(page, /refused/, 20_000);
     await sendRequest(proxyFile, 'ui-alert-session', null);
@@ -385,16 +400,14 @@ describe('the VSIX in real VS Code, driven like a user', function () {
     // The browser is asked to open Claude's sign-in page (code-server confirms first), then the code is asked for.
     const dialog = page.getByRole('dialog').filter({ hasText: 'external website' });
     const codeBox = page.locator('.quick-input-widget', { hasText: 'Sign in with Claude' });
-    const first = await Promise.race([
-      dialog.waitFor({ state: 'visible', timeout: 15_000 }).then(() => 'dialog'),
-      codeBox.waitFor({ state: 'visible', timeout: 15_000 }).then(() => 'code'),
-    ]);
-    if (first === 'dialog') {
-      assert.match(await dialog.innerText(), /claude\.ai\/oauth\/authorize/);
-      await dialog.getByRole('button', { name: 'Cancel' }).click();
-    }
-    await codeBox.waitFor({ state: 'visible', timeout: 10_000 });
+    // The dialog is modal: left open (it can come after the code box on a slow machine), it makes the workbench inert.
+    await dialog.waitFor({ state: 'visible', timeout: 20_000 });
+    assert.match(await dialog.innerText(), /claude\.ai\/oauth\/authorize/);
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'hidden', timeout: 10_000 });
+    await codeBox.waitFor({ state: 'visible', timeout: 20_000 });
     await page.keyboard.press('Escape');
+    await codeBox.waitFor({ state: 'hidden', timeout: 10_000 });
   });
 
   it('"Compare Routing Policies on My Traffic" shows each policy beside the traffic so far, in a table and a chart', async () => {
@@ -430,4 +443,67 @@ async function sendRequest(proxyFile: string, session: string, expected: number 
 /** The content frame of the visible webview (the status panel). */
 function panelFrame(page: Page) {
   return page.locator('iframe.webview').filter({ visible: true }).first().contentFrame().locator('#active-frame').contentFrame();
+}
+
+/** Types `value` into the input box titled `title` (replacing what it holds) and accepts it. */
+async function answerInput(page: Page, title: string, value: string, timeoutMs: number): Promise<void> {
+  const input = page.locator('.quick-input-widget', { hasText: title }).locator('input').first();
+  await input.waitFor({ state: 'visible', timeout: timeoutMs });
+  await input.fill(value);
+  // The box accepts what it holds: the value must be in it before Enter.
+  const end = Date.now() + 5_000;
+  while ((await input.inputValue()) !== value) {
+    if (Date.now() > end) assert.fail(`the "${title}" box holds "${await input.inputValue()}", not "${value}"`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await input.press('Enter');
+}
+
+/** What a person would see: the notifications, an open quick input, the editor tabs and the visible webview's text. */
+async function describeScreen(page: Page): Promise<string> {
+  const texts = async (selector: string) =>
+    (
+      await page
+        .locator(selector)
+        .allInnerTexts()
+        .catch(() => [])
+    ).map((t) => t.replace(/\s+/g, ' ').trim());
+  const webview = await page
+    .locator('iframe.webview')
+    .filter({ visible: true })
+    .first()
+    .contentFrame()
+    .locator('#active-frame')
+    .contentFrame()
+    .locator('body')
+    .innerText({ timeout: 2_000 })
+    .catch((err: Error) => `(none: ${err.message.split('\n')[0]})`);
+  return [
+    `notifications: ${JSON.stringify(await texts('.notifications-toasts .notification-toast'))}`,
+    `quick input: ${JSON.stringify(await texts('.quick-input-widget:visible'))}`,
+    `dialogs: ${JSON.stringify(await texts('[role="dialog"]:visible'))}`,
+    `tabs: ${JSON.stringify(await texts('.tabs-container .tab'))}`,
+    `webview: ${webview.slice(0, 1_500)}`,
+  ].join('\n');
+}
+
+/** The last lines of the extension's own output channel, from every window of the user-data dir. */
+function extensionLogTail(userDataDir: string, lines = 60): string {
+  const found: string[] = [];
+  const walk = (dir: string) => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (/Claude Router\.log$/.test(e.name)) found.push(p);
+    }
+  };
+  try {
+    walk(path.join(userDataDir, 'logs'));
+  } catch {
+    return '(no logs)';
+  }
+  return found
+    .sort()
+    .map((f) => `==> ${path.basename(path.dirname(f))}/${path.basename(f)}\n${fs.readFileSync(f, 'utf8').trimEnd().split('\n').slice(-lines).join('\n')}`)
+    .join('\n');
 }
