@@ -70,7 +70,14 @@ export async function verifyHolder(url: string, key: string, opts: VerifyOptions
     const text = await readCapped(res.body, MAX_ANSWER_BYTES);
     if (res.statusCode !== 200 || text === undefined) throw new NotProven(`it answered ${IDENTITY_PATH} with ${text === undefined ? 'too much' : `status ${res.statusCode}`}`);
     const proof = (JSON.parse(text) as { proof?: unknown }).proof;
-    if (typeof proof !== 'string' || !sameProof(proof, identityProof(key, port, nonce))) throw new NotProven('its proof does not match the client key');
+    if (typeof proof !== 'string') throw new NotProven('its answer carries no proof');
+    // A well-formed proof for another key: most often a router whose key is not the one the caller read.
+    if (!sameProof(proof, identityProof(key, port, nonce)))
+      throw new NotProven(
+        /^[0-9a-f]{64}$/.test(proof)
+          ? 'it answers as a router, but for another client key than this one — the key of another state directory, or an old CLAUDE_ROUTER_KEY?'
+          : 'its proof does not match the client key',
+      );
     return { kind: 'ours', client };
   } catch (err) {
     void client.destroy().catch(() => undefined);

@@ -53,6 +53,13 @@ describe('proof of identity on the router port', () => {
     assert.equal(JSON.parse(status.text).service, 'claude-router');
   });
 
+  it('a router asked with another key says so: the caller holds the wrong key, it is not a squatter', async () => {
+    const holder = await verifyHolder(h.router.url, 'clr-a-key-of-another-state-directory');
+    assert.equal(holder.kind, 'foreign');
+    if (holder.kind === 'foreign') assert.match(holder.why, /answers as a router, but for another client key/);
+    await assert.rejects(fetchFromRouter(h.router.url, 'clr-a-key-of-another-state-directory', ['/status']), /another client key than this one/);
+  });
+
   it('a squatter that answers like the router is foreign and never receives the key', async () => {
     const squatter = await startPortHolder();
     try {
