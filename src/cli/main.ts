@@ -20,6 +20,8 @@
 import { Argument, Command, CommanderError, Option } from 'commander';
 import { version } from '../../package.json';
 import { streamLogger, type LogLevel } from '../proxy/log';
+import { DECISION_OUTCOMES } from '../routing/decision';
+import { SELECTION_REASONS } from '../routing/planner/types';
 import { startRouter } from './runtime';
 import { runStatus, type StatusOptions } from './statusCommand';
 import { runWatch } from './watchCommand';
@@ -121,18 +123,8 @@ export function buildProgram(done: (code: number) => void): Command {
     .option('-n, --limit <n>', 'how many (1–10000)', '20')
     .option('--session <hash>', 'only this session (its key hash, or the first 4+ hex digits)')
     .option('--account <label>', 'only requests this account served or was tried for')
-    .addOption(
-      new Option('--outcome <outcome>', 'only this outcome').choices([
-        'success',
-        'client_error',
-        'upstream_error',
-        'no_usable_account',
-        'truncated',
-        'error_after_commit',
-        'client_abort',
-      ]),
-    )
-    .option('--reason <reason>', 'only this selection reason (session_affinity, weekly_reset, …)')
+    .addOption(new Option('--outcome <outcome>', 'only this outcome').choices(DECISION_OUTCOMES))
+    .addOption(new Option('--reason <reason>', 'only this selection reason (session_affinity, weekly_reset, …)').choices(SELECTION_REASONS))
     .option('--since <time>', 'only requests since: ISO-8601, epoch ms, or a time ago (30m, 2h, 3d)')
     .option('--json', 'the decision records as JSON (with --follow: one record per line)')
     .option('-f, --follow', 'keep printing new decisions as they are made (Ctrl-C ends)')

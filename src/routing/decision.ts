@@ -70,7 +70,8 @@ export interface UsageRecord {
 }
 
 /** How the request ended, as the client saw it. */
-export type DecisionOutcome = 'success' | 'client_error' | 'upstream_error' | 'no_usable_account' | 'truncated' | 'error_after_commit' | 'client_abort';
+export const DECISION_OUTCOMES = ['success', 'client_error', 'upstream_error', 'no_usable_account', 'truncated', 'error_after_commit', 'client_abort'] as const;
+export type DecisionOutcome = (typeof DECISION_OUTCOMES)[number];
 
 export interface DecisionRecord {
   schemaVersion: 2;

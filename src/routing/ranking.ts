@@ -24,19 +24,21 @@ export const ACCOUNT_RANKINGS: Readonly<Record<AccountRanking, string>> = {
 };
 
 /** Reasons a comparator step gives for putting one account before another. */
-export type RankingReason =
-  | 'availability'
-  | 'cooldown_recovery'
-  | 'quota_evidence'
-  | 'session_headroom'
-  | 'scoped_headroom'
-  | 'session_reset'
-  | 'weekly_reset'
-  | 'scoped_utilization'
-  | 'weekly_utilization'
-  | 'headroom'
-  | 'configured_primary'
-  | 'insertion_order';
+export const RANKING_REASONS = [
+  'availability',
+  'cooldown_recovery',
+  'quota_evidence',
+  'session_headroom',
+  'scoped_headroom',
+  'session_reset',
+  'weekly_reset',
+  'scoped_utilization',
+  'weekly_utilization',
+  'headroom',
+  'configured_primary',
+  'insertion_order',
+] as const;
+export type RankingReason = (typeof RANKING_REASONS)[number];
 
 /** One account as the ranking sees it. */
 export interface RankCandidate {

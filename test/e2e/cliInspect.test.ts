@@ -143,6 +143,7 @@ describe('e2e: decisions, explain and status --watch', function () {
       [['decisions', '--limit', '0'], /--limit: expected an integer 1–10000, got "0"/],
       [['decisions', '--session', 'XYZ'], /--session: expected 4–16 lowercase hex digits/],
       [['decisions', '--outcome', 'fine'], /argument 'fine' is invalid. Allowed choices are success, /],
+      [['decisions', '--reason', 'session-affinity'], /argument 'session-affinity' is invalid. Allowed choices are availability, .*session_affinity/],
       [['explain', '--session', 'first-session'], /--session: expected a session key hash of 16 lowercase hex digits/],
     ] as const) {
       const r = await cli([...args]);

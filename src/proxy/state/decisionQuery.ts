@@ -7,7 +7,8 @@
  */
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import type { DecisionOutcome, DecisionRecord } from '../../routing/decision';
+import { DECISION_OUTCOMES, type DecisionOutcome, type DecisionRecord } from '../../routing/decision';
+import { SELECTION_REASONS, type SelectionReason } from '../../routing/planner/types';
 import { readDecisionRecord } from '../../routing/decisionRead';
 import { byRotationOrder, ROTATED } from './decisionFiles';
 
@@ -35,7 +36,6 @@ const CHUNK_BYTES = 256 * 1024;
 /** The most bytes one page reads before it returns what it found (with a cursor to go on), so a rare match never reads the whole log in one request. */
 const MAX_SCAN_BYTES = 64 * 1024 * 1024;
 const CURSOR = /^(\d+):(\d+)$/;
-const OUTCOMES: readonly DecisionOutcome[] = ['success', 'client_error', 'upstream_error', 'no_usable_account', 'truncated', 'error_after_commit', 'client_abort'];
 
 /** Whether `r` matches every field of `f`. */
 export function matchesFilter(r: DecisionRecord, f: DecisionFilter): boolean {
@@ -86,11 +86,14 @@ export function parseDecisionQuery(query: string): DecisionQuery | { error: stri
   if (account !== null) filter.account = account;
   const outcome = p.get('outcome');
   if (outcome !== null) {
-    if (!OUTCOMES.includes(outcome as DecisionOutcome)) return { error: `outcome: expected one of ${OUTCOMES.join(', ')}` };
+    if (!DECISION_OUTCOMES.includes(outcome as DecisionOutcome)) return { error: `outcome: expected one of ${DECISION_OUTCOMES.join(', ')}` };
     filter.outcome = outcome as DecisionOutcome;
   }
   const reason = p.get('reason');
-  if (reason !== null) filter.reason = reason;
+  if (reason !== null) {
+    if (!SELECTION_REASONS.includes(reason as SelectionReason)) return { error: `reason: expected one of ${SELECTION_REASONS.join(', ')}` };
+    filter.reason = reason;
+  }
   const since = p.get('since');
   if (since !== null) {
     const ms = /^\d+$/.test(since) ? Number(since) : Date.parse(since);

@@ -2,7 +2,7 @@
  * The planner's types: what it is given (PlanInput), what each stage returns, and the plan.
  * Authority: docs/routing.md#precedence-affinity-and-spill and docs/strategies.md.
  */
-import type { RankCandidate, RankingReason } from '../ranking';
+import { RANKING_REASONS, type RankCandidate } from '../ranking';
 import type { RoutingPolicy } from '../policy';
 import type { SessionBinding } from '../affinity';
 import type { FilterVerdict } from './verdict';
@@ -49,26 +49,39 @@ export interface PlanInput {
   modelFamily?: string;
 }
 
-/** Why the first account was chosen. */
-export type SelectionReason =
-  | RankingReason
-  | 'single_account'
-  | 'no_account'
-  | 'session_affinity'
-  | 'preferred_primary'
-  | 'spill_inflight'
-  | 'sticky_reallocation'
-  | 'earlier_reset'
-  | 'round_robin'
-  | 'configured_order'
-  | 'routing_policy_error'
-  | 'recovery_probe'
-  | 'evidence_probe'
-  | StrategyReason;
-
 /** The reasons the catalogue's strategies (beyond fill-first and round-robin) give. */
-export type StrategyReason =
-  'capacity_draw' | 'availability_draw' | 'least_used' | 'sequential_order' | 'reset_bucket' | 'remaining_capacity' | 'pinned_account' | 'weighted_score' | 'score_tie';
+export const STRATEGY_REASONS = [
+  'capacity_draw',
+  'availability_draw',
+  'least_used',
+  'sequential_order',
+  'reset_bucket',
+  'remaining_capacity',
+  'pinned_account',
+  'weighted_score',
+  'score_tie',
+] as const;
+export type StrategyReason = (typeof STRATEGY_REASONS)[number];
+
+/** Every reason a plan gives for its first account (what `decisions --reason` accepts). */
+export const SELECTION_REASONS = [
+  ...RANKING_REASONS,
+  'single_account',
+  'no_account',
+  'session_affinity',
+  'preferred_primary',
+  'spill_inflight',
+  'sticky_reallocation',
+  'earlier_reset',
+  'round_robin',
+  'configured_order',
+  'routing_policy_error',
+  'recovery_probe',
+  'evidence_probe',
+  ...STRATEGY_REASONS,
+] as const;
+/** Why the first account was chosen. */
+export type SelectionReason = (typeof SELECTION_REASONS)[number];
 
 /** Which planner stage decided the first account. */
 export type DecidingStage = 'filter' | 'order' | 'modify' | 'policy_error';

@@ -131,6 +131,9 @@ describe('decision log pages on disk', () => {
     assert.deepEqual(parseDecisionQuery('since=yesterday'), { error: 'since: expected an ISO-8601 time or epoch milliseconds' });
     assert.deepEqual(parseDecisionQuery('session=XYZ'), { error: 'session: expected 4–16 lowercase hex digits of a session key hash' });
     assert.match((parseDecisionQuery('outcome=fine') as { error: string }).error, /^outcome: expected one of success, /);
+    // A misspelt reason is refused, not answered with an empty page that reads as "no such decisions".
+    assert.match((parseDecisionQuery('reason=session-affinity') as { error: string }).error, /^reason: expected one of availability, .*session_affinity/);
+    assert.deepEqual((parseDecisionQuery('reason=weighted_score') as { filter: DecisionFilter }).filter, { reason: 'weighted_score' });
     assert.deepEqual(parseDecisionQuery('before=../../etc'), { error: 'before: expected a cursor from a previous page' });
   });
 });
