@@ -29,6 +29,7 @@ import { ConfigGeneration, type ConfigStatus, type RuntimeConfig } from './runti
 import type { DecisionSink } from './state/decisionLog';
 import type { RouterState } from './state/routerState';
 import { PacedRelease } from './state/pacedRelease';
+import { HeaderNotes } from './state/headerNotes';
 import { RetryBudget } from './state/retryBudget';
 import { WaitingRoom } from './state/waitingRoom';
 import type { StatusReport } from './status/status';
@@ -91,6 +92,7 @@ export class RouterEngine {
       waitingRoom,
       coolingRelease: new PacedRelease(waitingRoom, coolingReadyInMs(opts.state, now)),
       retryBudget: new RetryBudget(),
+      headerNotes: new HeaderNotes(opts.log),
     };
     this.state.affinity.setIdleTtl(opts.config.policy.sessionAffinityIdleTtlMs);
   }

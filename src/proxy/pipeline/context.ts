@@ -22,6 +22,7 @@ import type { DecisionSink } from '../state/decisionLog';
 import type { ProbeTicket } from '../state/probes';
 import type { RouterState } from '../state/routerState';
 import type { PacedRelease } from '../state/pacedRelease';
+import type { HeaderNotes } from '../state/headerNotes';
 import type { RetryBudget } from '../state/retryBudget';
 import type { WaitingRoom } from '../state/waitingRoom';
 import type { ClientLink } from '../upstream/call';
@@ -54,6 +55,8 @@ export interface RouterServices {
   readonly coolingRelease: PacedRelease;
   /** Same-account retry slots per account and cooling window (pipeline/sameAccountRetry.ts). */
   readonly retryBudget: RetryBudget;
+  /** Odd quota header values, logged once per account and note (state/headerNotes.ts). */
+  readonly headerNotes: HeaderNotes;
 }
 
 /** The endpoints forwarded upstream. */

@@ -80,7 +80,10 @@ export async function tryAccount(ctx: RequestContext, account: PlanAccount, atte
         ms = s.now() - t0;
         status = head.status;
         const snapshot = parseUnifiedHeaders(head.headers, s.now());
-        if (snapshot && isConfigured(s, account.id)) s.state.recordEvidence(account.id, snapshot, t0);
+        if (snapshot && isConfigured(s, account.id)) {
+          s.state.recordEvidence(account.id, snapshot, t0);
+          s.headerNotes.check(account.id, head.headers, t0);
+        }
         if (status >= 200 && status < 300 && isEventStream(head.headers)) {
           return {
             stream: new StreamRelay(
