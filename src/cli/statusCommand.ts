@@ -97,7 +97,10 @@ export function formatStatusTable(s: StatusReport, now = Date.now(), opts: Table
       .trimEnd(),
   );
   const labelWidth = Math.max(...s.accounts.map((a) => a.label.length));
-  lines.push('', 'why:', ...s.accounts.map((a) => `  ${a.label.padEnd(labelWidth)}  ${whyNow(a, s, now)}`));
+  // In the order a new request would try them (the text says "ranked 2nd"); disabled accounts last.
+  const rank = (label: string) => s.preview.verdicts.find((v) => v.account === label)?.rank ?? Number.MAX_SAFE_INTEGER;
+  const byTryOrder = [...s.accounts].sort((a, b) => rank(a.label) - rank(b.label));
+  lines.push('', 'why:', ...byTryOrder.map((a) => `  ${a.label.padEnd(labelWidth)}  ${whyNow(a, s, now)}`));
   const p = s.policy;
   lines.push(
     '',

@@ -56,6 +56,14 @@ describe('status: displayed status and eligibility', () => {
       assert.match(table, /^d\s+disabled\s+Disabled\s.*\s0\s+disabled\s/m);
       assert.ok(table.includes(`  Limited  `), table);
       assert.ok(table.includes(verdictText(by('b').eligibility!, now)), table);
+      // "why" reads in the order a new request would try them: c (the usable one) first, the disabled d last.
+      const why = table
+        .split('\nwhy:\n')[1]
+        .split('\n\n')[0]
+        .split('\n')
+        .map((l) => l.trim().split(/\s+/)[0]);
+      assert.equal(why[0], 'c', table);
+      assert.equal(why.at(-1), 'd', table);
     } finally {
       await h.close();
     }
