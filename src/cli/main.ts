@@ -5,6 +5,7 @@
  *   claude-router status [--watch] [--json]
  *   claude-router decisions [-n N] [--session H] [--account A] [--outcome O] [--since T]
  *   claude-router explain [--model M]
+ *   claude-router estimation [--json]
  *   claude-router demo [--port N]
  *   claude-router accounts login|list|add|import|remove|rename|enable|disable|move|primary|logout|reset-cooldown …
  *   claude-router rotate-key [--config F]
@@ -27,6 +28,7 @@ import { runStatus, type StatusOptions } from './statusCommand';
 import { runWatch } from './watchCommand';
 import { runDecisions, type DecisionsOptions } from './decisionsCommand';
 import { runExplain, type ExplainOptions } from './explainCommand';
+import { runEstimation, type EstimationOptions } from './estimationCommand';
 import { registerAccountCommands } from './accountsProgram';
 import { addProxyOptions, configOption, example, PROXY_HELP } from './help';
 import { completionScript, SHELLS, type Shell } from './completion';
@@ -145,6 +147,18 @@ export function buildProgram(done: (code: number) => void): Command {
     .option('--json', 'the preview as JSON')
     .addHelpText('after', `\n${PROXY_HELP}\n${example('claude-router explain', 'claude-router explain --model claude-opus-4-1')}`)
     .action(async (_opts: unknown, cmd: Command) => done(await runExplain(cmd.optsWithGlobals<ExplainOptions>())));
+
+  addProxyOptions(
+    program
+      .command('estimation')
+      .summary('cost leases: the output estimate per model, the tokens reserved per account')
+      .description(
+        'What the running proxy reserves for the requests in flight: per model, whether its output is predicted yet (the p95 of its complete answers), its samples and how often the p95 is beaten; per account, the estimated tokens reserved now.',
+      ),
+  )
+    .option('--json', 'the /estimation report as JSON')
+    .addHelpText('after', `\n${PROXY_HELP}\n${example('claude-router estimation', 'claude-router estimation --json')}`)
+    .action(async (_opts: unknown, cmd: Command) => done(await runEstimation(cmd.optsWithGlobals<EstimationOptions>())));
 
   program
     .command('demo')

@@ -93,6 +93,8 @@ export const routingSchema = z.strictObject({
     .max(100, 'must be from 0 to 100 percentage points per in-flight request')
     .optional(),
   preferEarlierReset: z.boolean().optional(),
+  /** Cost leases: the factor on every estimate of a request in flight (docs/cost-leases.md). */
+  costLeaseMargin: z.number().min(1, 'must be from 1 (no margin) to 3').max(3, 'must be from 1 (no margin) to 3').optional(),
 });
 export type RoutingInput = z.infer<typeof routingSchema>;
 

@@ -4,6 +4,7 @@
  * never changes the rules under a request that is already running.
  */
 import type { AccountRanking } from './ranking';
+import { DEFAULT_COST_LEASE_MARGIN } from './costEstimate';
 
 /** When a bound session's binding moves to the account that served it (docs/routing.md#bindings-and-blips). */
 export type RebindMode = 'on-serve' | 'on-quota';
@@ -91,6 +92,8 @@ export interface RoutingPolicy {
   inflightPenaltyPct: number;
   /** Restrict the first choice to the eligible accounts whose weekly window resets soonest (whole days). */
   preferEarlierReset: boolean;
+  /** Cost leases: the factor every estimate of a request in flight is multiplied by (1–3; docs/cost-leases.md). */
+  costLeaseMargin: number;
 }
 
 /** The defaults: exactly expiry-first fill-first with every modifier off (the fingerprint only names a key; it routes nothing without affinity). */
@@ -124,4 +127,5 @@ export const DEFAULT_POLICY: Readonly<RoutingPolicy> = Object.freeze({
   stickyThreshold7d: undefined,
   inflightPenaltyPct: 2.5,
   preferEarlierReset: false,
+  costLeaseMargin: DEFAULT_COST_LEASE_MARGIN,
 });

@@ -12,7 +12,7 @@ import { accountsSection } from './accounts';
 import { chartsSection } from './charts';
 import { decisionsSection, PAGE, type DecisionFilter } from './decisions';
 import { h } from './dom';
-import { metricsSection, policySection, sessionsSection } from './tables';
+import { estimationSection, metricsSection, policySection, sessionsSection } from './tables';
 import { timelineSection } from './timeline';
 
 interface VsCodeApi {
@@ -72,6 +72,7 @@ function page(d: PanelData | null): Node[] {
         sessionsSection(d),
         policySection(d),
         metricsSection(d),
+        estimationSection(d),
       ];
   return [...head, ...sections].filter((e): e is HTMLElement => e !== null);
 }

@@ -46,6 +46,7 @@ describe('e2e: claude-router command line', function () {
       ['accounts', 'logout'],
       ['decisions'],
       ['explain'],
+      ['estimation'],
       ['completion'],
       ['rotate-key'],
       ['report'],

@@ -10,7 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { runCli } from '../support/routerCli';
 
-const COMMANDS = ['start', 'status', 'decisions', 'explain', 'demo', 'accounts', 'rotate-key', 'report', 'replay', 'completion'];
+const COMMANDS = ['start', 'status', 'decisions', 'explain', 'estimation', 'demo', 'accounts', 'rotate-key', 'report', 'replay', 'completion'];
 
 describe('e2e: claude-router completion', function () {
   this.timeout(30_000);

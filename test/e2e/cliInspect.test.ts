@@ -1,6 +1,6 @@
 /**
  * Looking into a running proxy from the BUILT CLI: `decisions` (from the log on disk, filtered,
- * each candidate's verdict in words), `explain` (would it be picked), `status --watch` (redrawn in
+ * each candidate's verdict in words), `explain` (would it be picked), `estimation` (cost leases), `status --watch` (redrawn in
  * place in a pseudo-terminal from script(1), plain lines otherwise) and colours only on a terminal
  * without NO_COLOR or --no-color.
  */
@@ -178,6 +178,24 @@ describe('e2e: decisions, explain and status --watch', function () {
     while (!/would go to personal/.test(after.stdout) && Date.now() < end) after = await cli(['explain']);
     assert.match(after.stdout, /^A new request would go to personal: /m);
     assert.match(after.stdout, /^ {2}work {6}disabled$/m);
+  });
+
+  it('`estimation`: each model the proxy has served, warming up toward its p95, and each account with nothing reserved once the requests end; --json is /estimation', async () => {
+    await send('estimate-1');
+    await send('estimate-2');
+    const r = await cli(['estimation']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^ {2}claude-sonnet-4-5-20250929 {2}warming up · 2 of 20 samples · leases max_tokens$/m);
+    assert.match(r.stdout, /^ {2}work {6}nothing reserved$/m);
+    assert.match(r.stdout, /^ {2}personal {2}nothing reserved$/m);
+    const json = await cli(['estimation', '--json']);
+    assert.equal(json.code, 0, json.stderr);
+    const report = JSON.parse(json.stdout) as { margin: number; models: { model: string; samples: number; state: string }[] };
+    assert.equal(report.margin, 1.15);
+    assert.deepEqual(
+      report.models.map((m) => [m.model, m.samples, m.state]),
+      [['claude-sonnet-4-5-20250929', 2, 'warming_up']],
+    );
   });
 
   it('`status --watch` in a terminal redraws in place on a change, with bars and the why; Ctrl-C ends it with the cursor back', async () => {

@@ -97,6 +97,22 @@ export class RequestBody {
     return Buffer.concat(this.chunks, Math.min(n, this.length));
   }
 
+  /** The last `n` bytes (fewer when the body is shorter); copies at most `n` bytes. */
+  tail(n: number): Buffer {
+    const last = this.chunks[this.chunks.length - 1];
+    if (!last) return Buffer.alloc(0);
+    if (last.length >= n || this.chunks.length === 1) return last.subarray(Math.max(0, last.length - n));
+    const parts: Buffer[] = [];
+    let got = 0;
+    for (let i = this.chunks.length - 1; i >= 0 && got < n; i--) {
+      const c = this.chunks[i];
+      const take = Math.min(c.length, n - got);
+      parts.unshift(c.subarray(c.length - take));
+      got += take;
+    }
+    return Buffer.concat(parts, got);
+  }
+
   /** The whole body decoded as UTF-8 (one copy; for the rare requests that must be parsed). */
   text(): string {
     return this.chunks.length === 1 ? this.chunks[0].toString('utf8') : Buffer.concat(this.chunks, this.length).toString('utf8');

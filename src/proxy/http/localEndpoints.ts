@@ -3,7 +3,8 @@
  * Claude Code's start-up probe): `GET /health`, `HEAD /api/hello`, and
  * `GET /identity?nonce=…` (proof that this is the router, see identity.ts). With the
  * key: `GET /status[?model=<id>]` (the report, no secrets), `GET /decisions` (decision records from
- * the log on disk, filtered and paged: decisionQuery.ts), `GET /preview` (how a new
+ * the log on disk, filtered and paged: decisionQuery.ts), `GET /estimation` (cost leases: the output
+ * estimate per model, the reservations per account), `GET /preview` (how a new
  * request would be routed now), `GET /events` (a change stream) and
  * `POST /accounts/<label>/reset-cooldown` (a person's "Reset Cooldown").
  */
@@ -12,6 +13,7 @@ import { endChangeStream, openChangeStream, sendAnthropicError, sendChanged, sen
 import type { RequestContext, RouterServices } from '../pipeline/context';
 import { metricsFor, metricsParams } from '../pipeline/eligibility';
 import { planFor } from '../pipeline/plan';
+import { buildEstimation } from '../status/estimation';
 import { buildStatus, type PreviewReport, type StatusReport } from '../status/status';
 import { parseDecisionQuery } from '../state/decisionQuery';
 import { isStickyKeyHash } from '../../routing/identify';
@@ -33,6 +35,7 @@ export function serveLocal(ctx: RequestContext): boolean {
   else if (ctx.req.method !== 'GET') return false;
   else if (path === '/status') sendJson(res, routerStatus(ctx.services, statusModel(ctx.url.slice(path.length + 1))));
   else if (path === '/decisions') serveDecisions(ctx);
+  else if (path === '/estimation') sendJson(res, buildEstimation(ctx.services.state, ctx.services.live.config));
   else if (path === '/preview') servePreview(ctx);
   else if (path === '/events') streamChanges(ctx.services, res);
   else return false;

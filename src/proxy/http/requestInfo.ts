@@ -1,6 +1,6 @@
 /**
  * What the router needs to know about a client's request body — model,
- * session and stream flag — read with as little work as possible: the body is
+ * session, stream flag and output ceiling — read with as little work as possible: the body is
  * forwarded byte for byte and can be hundreds of KB, so it is JSON-parsed at
  * most once, and not at all when the session header is present and the model
  * sits at the head of the body (as Claude Code and the SDKs serialise it).
@@ -15,6 +15,8 @@ export interface RequestInfo {
   sticky: StickyIdentity;
   /** The body's `stream` flag when it was read; null when the body was not parsed. */
   stream: boolean | null;
+  /** The body's `max_tokens` (the output ceiling, tokens); null when absent or not found at the body's head or tail without a parse. */
+  maxTokens: number | null;
 }
 
 /** The body was not valid JSON (only detected when it had to be parsed). */
@@ -30,6 +32,25 @@ const HEAD_MODEL = /^\s*\{\s*"model"\s*:\s*"([\x20\x21\x23-\x5b\x5d-\x7e]{1,200}
 const MAX_MODEL_CHARS = 200;
 
 /**
+ * A `"max_tokens":<integer>` member. Inside a JSON string its quotes are escaped, so only a key
+ * matches; the SDKs serialise it next to the model or among the last members.
+ */
+const MAX_TOKENS_MEMBER = /"max_tokens"\s*:\s*(\d{1,9})\s*[,}]/;
+
+/** Bytes of the body's end searched for `max_tokens` when the body is not parsed. */
+const TAIL_BYTES = 512;
+
+/** `max_tokens` of an unparsed body: from its head (already decoded), else its last {@link TAIL_BYTES}; null when neither has it. */
+function maxTokensOf(head: string, body: RequestBody): number | null {
+  const m = MAX_TOKENS_MEMBER.exec(head) ?? MAX_TOKENS_MEMBER.exec(body.tail(TAIL_BYTES).toString('latin1'));
+  return m ? positiveOrNull(Number(m[1])) : null;
+}
+
+function positiveOrNull(v: unknown): number | null {
+  return typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : null;
+}
+
+/**
  * @param sessionHeader the client's `x-claude-code-session-id` header (first line), if any
  * @param body the raw body
  * @param fingerprint `session-fingerprint`: a request without a session id gets a fingerprint key
@@ -38,10 +59,11 @@ const MAX_MODEL_CHARS = 200;
 export function inspectRequest(sessionHeader: string | undefined, body: RequestBody, fingerprint: boolean): RequestInfo {
   const headerSession = sessionIdFromHeader(sessionHeader);
   if (headerSession !== null && body.length > 0) {
-    const m = HEAD_MODEL.exec(body.head(256).toString('latin1'));
-    if (m) return { model: m[1], sticky: identify({ headerId: headerSession, metadataId: null, body: undefined, fingerprint }), stream: null };
+    const head = body.head(256).toString('latin1');
+    const m = HEAD_MODEL.exec(head);
+    if (m) return { model: m[1], sticky: identify({ headerId: headerSession, metadataId: null, body: undefined, fingerprint }), stream: null, maxTokens: maxTokensOf(head, body) };
   }
-  if (body.length === 0) return { model: null, sticky: identify({ headerId: headerSession, metadataId: null, body: undefined, fingerprint }), stream: null };
+  if (body.length === 0) return { model: null, sticky: identify({ headerId: headerSession, metadataId: null, body: undefined, fingerprint }), stream: null, maxTokens: null };
   let parsed: unknown;
   try {
     parsed = JSON.parse(body.text());
@@ -55,5 +77,6 @@ export function inspectRequest(sessionHeader: string | undefined, body: RequestB
     model: typeof obj.model === 'string' ? obj.model.slice(0, MAX_MODEL_CHARS) : null,
     sticky: identify({ headerId: headerSession, metadataId: headerSession === null ? sessionIdFromBody(obj) : null, body: obj, fingerprint }),
     stream: typeof obj.stream === 'boolean' ? obj.stream : null,
+    maxTokens: positiveOrNull(obj.max_tokens),
   };
 }

@@ -10,13 +10,15 @@
  * An account without room (admission.ts) is passed over for the next one; when no account had
  * room the request waits in the waiting room for it and tries again.
  *
- * Every lease is acquired and released here, in one `finally` per attempt.
+ * Every lease is acquired and released here, in one `finally` per attempt; a complete answer
+ * reconciles its lease (costLease.ts, docs/cost-leases.md) before that release.
  */
 import type { AttemptRecord, DecisionOutcome } from '../../routing/decision';
 import type { PlanAccount } from '../../routing/plan';
 import type { HeldAnswer } from '../relay/clientAnswer';
 import { ClientLink } from '../upstream/call';
 import { admitted, hasRoom, released, settle, waitForRoom } from './admission';
+import { costReservation } from './costLease';
 import type { AttemptOutcome, RequestContext } from './context';
 import { usableNow } from './eligibility';
 import { retrySameAccount } from './sameAccountRetry';
@@ -101,10 +103,12 @@ export async function attempt(ctx: RequestContext): Promise<void> {
         let throttled = false;
         // The same-account retry rule is asked only after a failed attempt: a served request pays no promise for it.
         do {
-          const lease = forMessages && !account.fallback ? s.state.leases.acquire(account.id) : undefined;
+          const lease = forMessages && !account.fallback ? s.state.leases.acquire(account.id, costReservation(ctx, account)) : undefined;
           const sent = lease ? admitted(ctx, account) : 0;
           try {
             step = await tryAccount(ctx, account, attempts, attempted);
+            // Only a complete answer's usage is its real size: a cut one would teach the estimate too little.
+            if (lease && step.next === 'served' && step.outcome === 'success' && step.usage) lease.reconcile(step.usage);
           } finally {
             if (lease) {
               lease.release();

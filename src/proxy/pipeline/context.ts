@@ -80,7 +80,7 @@ export interface AttemptOutcome {
 }
 
 /** A body-less request's facts: no model, no session. */
-const NO_INFO: Readonly<RequestInfo> = { model: null, sticky: NO_STICKY_KEY, stream: null };
+const NO_INFO: Readonly<RequestInfo> = { model: null, sticky: NO_STICKY_KEY, stream: null, maxTokens: null };
 
 /** Request ids: a random per-process prefix and a counter (unique without a random draw per request). */
 const ID_PREFIX = randomBytes(6).toString('base64url');

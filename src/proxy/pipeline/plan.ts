@@ -49,6 +49,7 @@ export function planFor(state: RouterState, config: RuntimeConfig, params: Metri
       isPrimary: policy.primaryAccount === a.label,
       fallback: a.fallback,
       inflight: a.fallback ? 0 : state.leases.inflight(a.label),
+      reserved: state.leases.reserved(a.label),
       metrics,
       cooldownReason: state.cooldowns.get(a.label)?.reason,
       priority: a.priority,

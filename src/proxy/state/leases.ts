@@ -3,34 +3,79 @@
  * released exactly once, by whoever acquired it, on every path (completion,
  * stream end, error, client abort). `release()` is idempotent, so a second
  * call on an error path can never drive a count negative.
+ *
+ * A lease of a Messages call also reserves the request's estimated cost on its account
+ * (docs/cost-leases.md): the one release takes back the count and the reservation together;
+ * `reconcile()` is that release with the answer's actual usage, which the model's output
+ * sample learns from.
  */
+import type { CostEstimate } from '../../routing/costEstimate';
+import type { UsageRecord } from '../../routing/decision';
+import { OutputSamples } from './outputSamples';
 
 /** One held lease. */
 export interface Lease {
   readonly account: string;
-  /** Releases the lease; later calls do nothing. */
+  /** Releases the lease (count and reservation); later calls, and a later reconcile, do nothing. */
   release(): void;
+  /**
+   * Releases the lease of a complete answer: its output tokens join the model's sample, once. The
+   * estimate is gone with the reservation, so the work is counted once, as what it really was.
+   * After a release it does nothing.
+   */
+  reconcile(usage: UsageRecord): void;
+}
+
+/** What a lease reserves: a request's estimated cost, and the model whose outputs its answer teaches. */
+export interface CostReservation {
+  cost: Readonly<CostEstimate>;
+  /** The request's model; null when it named none (nothing is learned). */
+  model: string | null;
 }
 
 export class LeaseTable {
   private readonly counts = new Map<string, number>();
+  /** Sum of the reservations in flight per account; an entry is replaced, never changed, so a plan may keep it. */
+  private readonly reservations = new Map<string, Readonly<CostEstimate>>();
 
-  constructor(private readonly onChange: () => void = () => undefined) {}
+  /**
+   * @param onChange called after every acquire and release
+   * @param outputs the per-model output samples that reconciled leases feed (it reports its own changes)
+   */
+  constructor(
+    private readonly onChange: () => void = () => undefined,
+    readonly outputs: OutputSamples = new OutputSamples(),
+  ) {}
 
-  /** Takes a lease on `account`. Never refuses: caps are the caller's policy. */
-  acquire(account: string): Lease {
+  /** Takes a lease on `account`, reserving `reservation` when given. Never refuses: caps are the caller's policy. */
+  acquire(account: string, reservation?: CostReservation): Lease {
     this.counts.set(account, (this.counts.get(account) ?? 0) + 1);
+    if (reservation) this.reservations.set(account, add(this.reservations.get(account), reservation.cost, 1));
     this.onChange();
     let released = false;
+    const release = () => {
+      if (released) return false;
+      released = true;
+      const n = (this.counts.get(account) ?? 0) - 1;
+      if (n <= 0) this.counts.delete(account);
+      else this.counts.set(account, n);
+      if (reservation) {
+        const left = add(this.reservations.get(account), reservation.cost, -1);
+        if (isEmpty(left)) this.reservations.delete(account);
+        else this.reservations.set(account, left);
+      }
+      return true;
+    };
     return {
       account,
       release: () => {
-        if (released) return;
-        released = true;
-        const n = (this.counts.get(account) ?? 0) - 1;
-        if (n <= 0) this.counts.delete(account);
-        else this.counts.set(account, n);
-        this.onChange();
+        if (release()) this.onChange();
+      },
+      reconcile: (usage) => {
+        if (!release()) return;
+        // record() reports the change for both.
+        if (reservation?.model) this.outputs.record(reservation.model, usage.outputTokens);
+        else this.onChange();
       },
     };
   }
@@ -40,10 +85,29 @@ export class LeaseTable {
     return this.counts.get(account) ?? 0;
   }
 
+  /** The estimated tokens reserved on `account` by the requests in flight, by kind; undefined when none. */
+  reserved(account: string): Readonly<CostEstimate> | undefined {
+    return this.reservations.get(account);
+  }
+
   /** Requests in flight on all accounts. */
   total(): number {
     let n = 0;
     for (const v of this.counts.values()) n += v;
     return n;
   }
+}
+
+/** `sum + sign × cost`, a new object. */
+function add(sum: Readonly<CostEstimate> | undefined, cost: Readonly<CostEstimate>, sign: 1 | -1): CostEstimate {
+  return {
+    inputTokens: (sum?.inputTokens ?? 0) + sign * cost.inputTokens,
+    cacheReadTokens: (sum?.cacheReadTokens ?? 0) + sign * cost.cacheReadTokens,
+    cacheWriteTokens: (sum?.cacheWriteTokens ?? 0) + sign * cost.cacheWriteTokens,
+    outputTokens: (sum?.outputTokens ?? 0) + sign * cost.outputTokens,
+  };
+}
+
+function isEmpty(c: CostEstimate): boolean {
+  return c.inputTokens <= 0 && c.cacheReadTokens <= 0 && c.cacheWriteTokens <= 0 && c.outputTokens <= 0;
 }

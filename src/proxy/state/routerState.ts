@@ -18,6 +18,7 @@ import { toStickyKeyHash } from '../../routing/identify';
 import { AccountPerformance } from './accountPerformance';
 import { ConcurrencyTable } from './concurrency';
 import { LeaseTable } from './leases';
+import { OutputSamples } from './outputSamples';
 import { ProbeTable } from './probes';
 
 /** Counters shown in `/status`. */
@@ -62,7 +63,10 @@ export class RouterState {
   readonly scopedCooldowns = new Map<string, Map<string, Cooldown>>();
   /** Accounts that need a person to sign in again, with a short reason (never a token). */
   readonly needsSignIn = new Map<string, string>();
+  /** In-flight leases and the cost they reserve, per account (not saved). */
   readonly leases: LeaseTable;
+  /** What each model really returns: the rolling samples behind the output half of cost leases (not saved). */
+  readonly outputs: OutputSamples;
   /** Recovery and evidence probes (src/routing/probe.ts); not saved. */
   readonly probes: ProbeTable;
   /** Concurrency limits learned from the upstream's throttles, and admission ramps (not saved). */
@@ -78,7 +82,8 @@ export class RouterState {
   private changePending = false;
 
   constructor(idleTtlMs: number) {
-    this.leases = new LeaseTable(() => this.changed());
+    this.outputs = new OutputSamples(() => this.changed());
+    this.leases = new LeaseTable(() => this.changed(), this.outputs);
     this.probes = new ProbeTable(() => this.changed());
     this.concurrency = new ConcurrencyTable(() => this.changed());
     this.affinity = new SessionAffinityStore(idleTtlMs);

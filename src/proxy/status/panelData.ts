@@ -9,6 +9,8 @@ import { formatDuration } from '../../quota/duration';
 import { computeReport } from '../../routing/report';
 import { metricsFromRecord, type DecisionRecord } from '../../routing/decision';
 import { sessionTimeline, type SwitchCause } from '../../routing/sessionTimeline';
+import type { EstimationReport } from './estimation';
+import { estimationLines, modelEstimateText, reservedText } from './estimationView';
 import type { StatusReport } from './status';
 import { accountState, candidateText, eligibilityText, explainReason, percent, poolSummary, timeUntil, whyNow, type AccountState } from './statusView';
 import type { HistoryRange, UsageSeries } from './usageHistory';
@@ -88,6 +90,8 @@ export interface PanelData {
   decisions: DecisionView[];
   /** Rows of the rollout metrics, or null with no decision yet. */
   metrics: { title: string; rows: Array<[string, string]> } | null;
+  /** Cost leases (`/estimation`): what is leased and why, a row per model and per account; null before a report has it. */
+  estimation: { note: string; models: Array<[string, string]>; accounts: Array<[string, string]> } | null;
 }
 
 export interface PanelInput {
@@ -281,5 +285,15 @@ export function buildPanelData(input: PanelInput): PanelData {
     lanes: laneViews(decisions),
     decisions: decisionViews(decisions, now),
     metrics: metricsRows(decisions),
+    estimation: s?.estimation ? estimationRows(s.estimation) : null,
+  };
+}
+
+function estimationRows(e: EstimationReport): PanelData['estimation'] {
+  const [note] = estimationLines(e);
+  return {
+    note,
+    models: e.models.map((m) => [m.model, modelEstimateText(m, e.minSamples)]),
+    accounts: e.accounts.map((a) => [a.account, reservedText(a)]),
   };
 }

@@ -13,6 +13,7 @@ import { recoveriesByTime } from '../../routing/recovery';
 import type { ConfigStatus, RuntimeConfig } from '../runtimeConfig';
 import { admissionQueue, rampWindow } from '../state/concurrency';
 import type { RouterCounters, RouterState } from '../state/routerState';
+import { buildEstimation, type EstimationReport } from './estimation';
 
 /** One window as reported: utilisation as a fraction, reset as ISO-8601. */
 export interface WindowReport {
@@ -154,6 +155,8 @@ export interface StatusReport {
   /** Requests held in the waiting room now, and the bytes of their bodies. */
   waiting: { requests: number; bodyBytes: number };
   counters: RouterCounters;
+  /** Cost leases: the output estimate per model and the reservations per account, as `/estimation` has them (absent from a leading window of an older version). */
+  estimation?: EstimationReport;
 }
 
 const iso = (ms: number | undefined | null) => (ms === undefined || ms === null || !Number.isFinite(ms) || ms <= 0 ? null : new Date(ms).toISOString());
@@ -276,6 +279,7 @@ export function buildStatus(input: StatusInput): StatusReport {
     inflight: state.leases.total(),
     waiting: input.waiting,
     counters: { ...state.counters },
+    estimation: buildEstimation(state, config),
   };
 }
 

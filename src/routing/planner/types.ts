@@ -14,6 +14,8 @@ export interface PlanAccount extends RankCandidate {
   fallback: boolean;
   /** Requests in flight on this account now (leases). */
   inflight: number;
+  /** Outstanding cost reservations on this account (requests in flight), in estimated tokens by kind; absent = none. */
+  reserved?: { inputTokens: number; cacheReadTokens: number; cacheWriteTokens: number; outputTokens: number };
   /** The active cooldown's reason (`throttle`, `overloaded`, …), when the account is cooling down. */
   cooldownReason?: string;
   /** `priority` from the account's configuration (integer, higher first; default 0). Used by `weighted`. */

@@ -93,14 +93,14 @@ describe('proxy/sessionKey', () => {
 
     it('fast path: header session + model at the head → no parse (stream unknown), malformed tail not detected', () => {
       const info = inspectRequest(HDR, raw('{"model":"claude-sonnet-4-5","stream":true, this is not json'), true);
-      assert.deepEqual(info, { model: 'claude-sonnet-4-5', sticky: FROM_HEADER, stream: null });
+      assert.deepEqual(info, { model: 'claude-sonnet-4-5', sticky: FROM_HEADER, stream: null, maxTokens: null });
       const spaced = inspectRequest(HDR, raw(' { "model" : "claude-opus-4-1" , "messages": []}'), true);
       assert.equal(spaced.model, 'claude-opus-4-1');
     });
 
     it('parse path: no header → session from metadata.user_id, stream read', () => {
       const b = body({ model: 'claude-haiku-4-5', stream: false, metadata: { user_id: jsonUserId({ device_id: DEVICE, account_uuid: '', session_id: SID }) } });
-      assert.deepEqual(inspectRequest(undefined, b, true), { model: 'claude-haiku-4-5', sticky: FROM_METADATA, stream: false });
+      assert.deepEqual(inspectRequest(undefined, b, true), { model: 'claude-haiku-4-5', sticky: FROM_METADATA, stream: false, maxTokens: null });
     });
 
     it('parse path: the header wins over metadata', () => {
@@ -110,7 +110,7 @@ describe('proxy/sessionKey', () => {
     });
 
     it('parse path when the model is not at the head, or escaped', () => {
-      assert.deepEqual(inspectRequest(HDR, body({ stream: true, model: 'x' }), true), { model: 'x', sticky: FROM_HEADER, stream: true });
+      assert.deepEqual(inspectRequest(HDR, body({ stream: true, model: 'x' }), true), { model: 'x', sticky: FROM_HEADER, stream: true, maxTokens: null });
       assert.equal(inspectRequest(HDR, raw('{"model":"a\\u0062c"}'), true).model, 'abc');
     });
 
@@ -120,13 +120,25 @@ describe('proxy/sessionKey', () => {
         const parts = [Buffer.from(text.slice(0, cut)), Buffer.from(text.slice(cut))];
         const chunked = new RequestBody(parts, text.length);
         assert.deepEqual(inspectRequest(HDR, chunked, true), inspectRequest(HDR, raw(text), true), `cut at ${cut}`);
-        assert.deepEqual(inspectRequest(undefined, chunked, true), { model: 'claude-sonnet-4-5', sticky: FROM_METADATA, stream: true }, `cut at ${cut}`);
+        assert.deepEqual(inspectRequest(undefined, chunked, true), { model: 'claude-sonnet-4-5', sticky: FROM_METADATA, stream: true, maxTokens: null }, `cut at ${cut}`);
       }
     });
 
+    it('reads max_tokens (the output ceiling of a cost lease) without a parse from the head or the tail, and from the parse when there is one', () => {
+      const messages = [{ role: 'user', content: 'x'.repeat(5_000) + '"max_tokens": 7' }];
+      assert.equal(inspectRequest(HDR, raw(JSON.stringify({ model: 'm', max_tokens: 1024, messages })), true).maxTokens, 1024, 'at the head');
+      const tail = JSON.stringify({ model: 'm', messages, max_tokens: 128000, stream: true });
+      assert.equal(inspectRequest(HDR, raw(tail), true).maxTokens, 128000, 'among the last members');
+      const chunked = new RequestBody([Buffer.from(tail.slice(0, tail.length - 20)), Buffer.from(tail.slice(-20))], tail.length);
+      assert.equal(inspectRequest(HDR, chunked, true).maxTokens, 128000, 'a tail split across chunks');
+      assert.equal(inspectRequest(HDR, raw(JSON.stringify({ model: 'm', messages })), true).maxTokens, null, 'a key inside a string is escaped and never read');
+      assert.equal(inspectRequest(undefined, body({ model: 'm', messages, max_tokens: 64000 }), true).maxTokens, 64000, 'parse path');
+      assert.equal(inspectRequest(undefined, body({ model: 'm', max_tokens: -3 }), true).maxTokens, null);
+    });
+
     it('empty body: no parse, no error', () => {
-      assert.deepEqual(inspectRequest(undefined, RequestBody.of(Buffer.alloc(0)), true), { model: null, sticky: NO_STICKY_KEY, stream: null });
-      assert.deepEqual(inspectRequest(HDR, RequestBody.of(Buffer.alloc(0)), true), { model: null, sticky: FROM_HEADER, stream: null });
+      assert.deepEqual(inspectRequest(undefined, RequestBody.of(Buffer.alloc(0)), true), { model: null, sticky: NO_STICKY_KEY, stream: null, maxTokens: null });
+      assert.deepEqual(inspectRequest(HDR, RequestBody.of(Buffer.alloc(0)), true), { model: null, sticky: FROM_HEADER, stream: null, maxTokens: null });
     });
 
     it('malformed JSON → MalformedBodyError only when parsing was needed', () => {
@@ -137,7 +149,7 @@ describe('proxy/sessionKey', () => {
     });
 
     it('non-string model and stream read as null', () => {
-      assert.deepEqual(inspectRequest(undefined, body({ model: 5, stream: 'yes' }), true), { model: null, sticky: NO_STICKY_KEY, stream: null });
+      assert.deepEqual(inspectRequest(undefined, body({ model: 5, stream: 'yes' }), true), { model: null, sticky: NO_STICKY_KEY, stream: null, maxTokens: null });
     });
 
     it('the fast path and the parse path agree on the model whenever the fast path applies', () => {

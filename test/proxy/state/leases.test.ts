@@ -1,5 +1,15 @@
 import { strict as assert } from 'node:assert';
 import { LeaseTable } from '../../../src/proxy/state/leases';
+import { OutputSamples } from '../../../src/proxy/state/outputSamples';
+import type { CostEstimate } from '../../../src/routing/costEstimate';
+
+const cost = (input: number, read: number, write: number, output: number): CostEstimate => ({
+  inputTokens: input,
+  cacheReadTokens: read,
+  cacheWriteTokens: write,
+  outputTokens: output,
+});
+const USAGE = { inputTokens: 3, outputTokens: 420, cacheCreationInputTokens: 10, cacheReadInputTokens: 900 };
 
 describe('proxy/leases LeaseTable', () => {
   it('counts acquired leases per account and in total', () => {
@@ -73,5 +83,55 @@ describe('proxy/leases LeaseTable', () => {
     for (const l of held) l.release();
     assert.equal(t.total(), 0);
     for (let i = 0; i < 4; i++) assert.equal(t.inflight(`acct${i}`), 0);
+  });
+
+  describe('cost reservations', () => {
+    it('sums the reservations in flight per account, by kind, and a plan sees them as they are taken', () => {
+      const t = new LeaseTable();
+      assert.equal(t.reserved('a'), undefined);
+      const first = t.acquire('a', { cost: cost(100, 0, 0, 1024), model: 'm' });
+      const seenByNextPlan = t.reserved('a');
+      t.acquire('a', { cost: cost(0, 900, 100, 500), model: 'm' });
+      assert.deepEqual(t.reserved('a'), cost(100, 900, 100, 1524));
+      assert.deepEqual(seenByNextPlan, cost(100, 0, 0, 1024), 'a sum a plan holds is never changed under it');
+      first.release();
+      assert.deepEqual(t.reserved('a'), cost(0, 900, 100, 500));
+      assert.equal(t.reserved('b'), undefined);
+    });
+
+    it('reconcile gives the reservation back and teaches the model its actual output, once; a later release changes nothing', () => {
+      const outputs = new OutputSamples();
+      const t = new LeaseTable(undefined, outputs);
+      const l = t.acquire('a', { cost: cost(0, 9_000, 1_000, 32_000), model: 'm' });
+      l.reconcile(USAGE);
+      l.release();
+      l.reconcile(USAGE);
+      assert.equal(t.reserved('a'), undefined, 'the estimate is gone: nothing counts twice');
+      assert.equal(t.inflight('a'), 0);
+      assert.deepEqual(
+        outputs.estimates().map((e) => [e.model, e.samples]),
+        [['m', 1]],
+        'the actual output was learned once',
+      );
+    });
+
+    it('a released lease (error, abort) teaches nothing, even when reconciled afterwards', () => {
+      const outputs = new OutputSamples();
+      const t = new LeaseTable(undefined, outputs);
+      const l = t.acquire('a', { cost: cost(10, 0, 0, 1024), model: 'm' });
+      l.release();
+      l.reconcile(USAGE);
+      assert.equal(t.reserved('a'), undefined);
+      assert.deepEqual(outputs.estimates(), []);
+    });
+
+    it('returns every account to no reservation after many interleaved reserve/reconcile/release calls', () => {
+      const t = new LeaseTable();
+      const held = Array.from({ length: 60 }, (_, i) => t.acquire(`acct${i % 3}`, { cost: cost(i, 2 * i, 3 * i, 100 + i), model: null }));
+      held.forEach((l, i) => (i % 2 ? l.reconcile(USAGE) : l.release()));
+      held.forEach((l) => l.release());
+      for (let i = 0; i < 3; i++) assert.equal(t.reserved(`acct${i}`), undefined);
+      assert.equal(t.total(), 0);
+    });
   });
 });
