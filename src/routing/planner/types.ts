@@ -7,6 +7,8 @@ import type { RoutingPolicy } from '../policy';
 import type { SessionBinding } from '../affinity';
 import type { FilterVerdict } from './verdict';
 import type { ProbeKind } from '../probe';
+import type { AccountLearnedCosts } from '../../quota/learnedCosts';
+import type { BoundWork } from '../sessionWork';
 
 /** One enabled account offered to the planner. */
 export interface PlanAccount extends RankCandidate {
@@ -28,6 +30,12 @@ export interface PlanAccount extends RankCandidate {
   latencyFactor?: number;
   /** It may take a probe now (src/routing/probe.ts): set for Messages calls only, by the proxy's probe table. */
   probe?: ProbeKind;
+  /** Outstanding cost reservations on this account (requests in flight), in estimated tokens by kind; absent = none. */
+  reserved?: { inputTokens: number; cacheReadTokens: number; cacheWriteTokens: number; outputTokens: number };
+  /** What was learned of its windows' cost per weighted token (src/quota/learnedCosts.ts); absent = nothing yet. Read by `forecast`. */
+  learnedCosts?: AccountLearnedCosts;
+  /** The expected work of the live sessions bound to it (src/routing/sessionWork.ts); absent = none. Read by `forecast`. */
+  boundWork?: BoundWork;
 }
 
 /** What the planner needs besides the accounts. */
@@ -47,6 +55,18 @@ export interface PlanInput {
   nowMs?: number;
   /** The requested model's family (`opus`, `sonnet`, …), for the filter's verdicts. */
   modelFamily?: string;
+  /**
+   * The expected work rate of this request's session, weighted tokens per ms: its own recent cadence
+   * once it has one, else the fleet's expected rate (src/routing/sessionWork.ts). Read by `forecast`;
+   * absent = the default rate.
+   */
+  sessionTokensPerMs?: number;
+  /**
+   * How long a session is expected to keep working from now, ms: the horizon of a session's expected
+   * work (src/routing/sessionWork.ts, the fleet's learned session life). Read by `forecast`; absent =
+   * the idle TTL.
+   */
+  sessionHorizonMs?: number;
 }
 
 /** Why the first account was chosen. */
@@ -68,7 +88,18 @@ export type SelectionReason =
 
 /** The reasons the catalogue's strategies (beyond fill-first and round-robin) give. */
 export type StrategyReason =
-  'capacity_draw' | 'availability_draw' | 'least_used' | 'sequential_order' | 'reset_bucket' | 'remaining_capacity' | 'pinned_account' | 'weighted_score' | 'score_tie';
+  | 'capacity_draw'
+  | 'availability_draw'
+  | 'least_used'
+  | 'sequential_order'
+  | 'reset_bucket'
+  | 'remaining_capacity'
+  | 'pinned_account'
+  | 'weighted_score'
+  | 'score_tie'
+  | 'forecast_fits'
+  | 'forecast_expiry'
+  | 'forecast_margin';
 
 /** Which planner stage decided the first account. */
 export type DecidingStage = 'filter' | 'order' | 'modify' | 'policy_error';
@@ -112,6 +143,25 @@ export interface CandidateVerdict {
   reason: string;
   /** The filter's verdict on this account, with its figures (words: `verdictText`). */
   filter: FilterVerdict;
+  /** Under `forecast`, for an eligible account: the numbers it was ordered by (words: `forecastText`). */
+  forecast?: ForecastFigures;
+}
+
+/**
+ * What `forecast` estimated of one account for one request. Tokens are weighted tokens
+ * (src/quota/learnedCosts.ts); each window's figures hold until that window's reset.
+ */
+export interface ForecastFigures {
+  /** Useful remaining capacity of the 5h and 7d windows: remaining allowance − reservations − the bound sessions' expected work, tokens (can be negative). */
+  free5h: number;
+  free7d: number;
+  /** The new session's expected work before each window's reset (or the end of its expected life), tokens. */
+  need5h: number;
+  need7d: number;
+  /** The expected work fits both windows without starving the bound sessions. */
+  fits: boolean;
+  /** The weekly reset it was ordered by, epoch ms (null: none pending). */
+  weeklyResetMs: number | null;
 }
 
 /** The planner's answer. */
@@ -147,6 +197,22 @@ export interface StrategyInputs {
   singleAccountLabel: string | null;
   weightedPreset: string;
   weights: Partial<Record<string, number>>;
-  /** Per account label, what the strategy read of it beyond the candidate: configured priority and cost tier, latency factor, recent error rate (only those set). */
-  accounts: Record<string, { priority?: number; costTier?: number; planSize?: number; latencyFactor?: number; recentErrorRate?: number }>;
+  /** Per account label, what the strategy read of it beyond the candidate: configured priority and cost tier, latency factor, recent error rate, and `forecast`'s reservations, learned costs and bound work (only those set). */
+  accounts: Record<
+    string,
+    {
+      priority?: number;
+      costTier?: number;
+      planSize?: number;
+      latencyFactor?: number;
+      recentErrorRate?: number;
+      reserved?: PlanAccount['reserved'];
+      learnedCosts?: AccountLearnedCosts;
+      boundWork?: BoundWork;
+    }
+  >;
+  /** `forecast`: the session's expected rate, weighted tokens per ms (absent: the default). */
+  sessionTokensPerMs?: number;
+  /** `forecast`: the sessions' expected working horizon, ms (absent: the idle TTL). */
+  sessionHorizonMs?: number;
 }

@@ -4,6 +4,7 @@
  * times are epoch ms, fractions are 0–1 (the words show percent).
  */
 import { formatDuration } from '../../quota/duration';
+import type { ForecastFigures } from './types';
 
 /** The filter's verdict on one account for one request. Times are epoch ms; `null` = unknown. */
 export type FilterVerdict =
@@ -31,6 +32,8 @@ export interface LossFigures {
   sessionResetMs: number;
   weeklyUsed: number | null;
   headroom: number | null;
+  /** Under `forecast`: what it estimated of the loser. */
+  forecast?: ForecastFigures;
 }
 
 const COOLING_WORDS: Record<string, string> = {
@@ -99,8 +102,29 @@ export function lossText(reason: string, rank: number, f: LossFigures, now: numb
   return `${filter ? verdictText(filter, now) : 'eligible'} — ranked ${ORDINAL(rank + 1)}: ${lossWords(reason, f, now)}`;
 }
 
+/** Weighted tokens in words: `420k`, `3.1M`. */
+function tokensText(t: number): string {
+  const a = Math.abs(t);
+  const s = a >= 1e6 ? `${(a / 1e6).toFixed(1)}M` : a >= 1e3 ? `${Math.round(a / 1e3)}k` : `${Math.round(a)}`;
+  return t < 0 ? `−${s}` : s;
+}
+
+/**
+ * A forecast in words: "5-hour: 420k free for 80k expected; weekly: 3.1M free for 80k expected"
+ * (free = remaining allowance after reservations and bound sessions' expected work, weighted tokens).
+ */
+export function forecastText(f: ForecastFigures): string {
+  return `5-hour: ${tokensText(f.free5h)} free for ${tokensText(f.need5h)} expected; weekly: ${tokensText(f.free7d)} free for ${tokensText(f.need7d)} expected`;
+}
+
 function lossWords(reason: string, f: LossFigures, now: number): string {
   switch (reason) {
+    case 'forecast_fits':
+      return `the session's expected work does not fit before the resets${f.forecast ? ` (${forecastText(f.forecast)})` : ''}`;
+    case 'forecast_expiry':
+      return `its weekly allowance expires later (${clockTime(f.forecast?.weeklyResetMs ?? f.weeklyResetMs, now)})${f.forecast ? `; ${forecastText(f.forecast)}` : ''}`;
+    case 'forecast_margin':
+      return `less room for the session's expected work${f.forecast ? ` (${forecastText(f.forecast)})` : ''}`;
     case 'weekly_reset':
       return Number.isFinite(f.weeklyResetMs) ? `weekly reset later (${clockTime(f.weeklyResetMs, now)})` : 'no weekly reset pending';
     case 'session_reset':
