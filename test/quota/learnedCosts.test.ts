@@ -28,7 +28,13 @@ class SyntheticAccount {
       this.reset5 = now + 5 * HOUR;
     }
     const round = (f: number) => Math.round(f * 100) / 100;
-    return { observedAtMs: now, source: 'headers', session: { utilization: round(this.used5), resetAtMs: this.reset5 }, weekly: { utilization: round(this.used7), resetAtMs: T0 + 6 * 24 * HOUR }, scoped: {} };
+    return {
+      observedAtMs: now,
+      source: 'headers',
+      session: { utilization: round(this.used5), resetAtMs: this.reset5 },
+      weekly: { utilization: round(this.used7), resetAtMs: T0 + 6 * 24 * HOUR },
+      scoped: {},
+    };
   }
   serve(t: TokensByKind): void {
     this.used5 += weightedTokens(t) / this.fiveHourTokens;
@@ -42,7 +48,12 @@ function run(learner: LearnedCosts, acct: SyntheticAccount, turns: number, seed 
   let t = from;
   for (let i = 0; i < turns; i++) {
     learner.observe('a', acct.snapshot(t));
-    const tokens = { inputTokens: 500 + rand() * 3_000, cacheReadTokens: rand() * 80_000, cacheWriteTokens: rand() < 0.2 ? rand() * 20_000 : 0, outputTokens: 100 + rand() * 2_000 };
+    const tokens = {
+      inputTokens: 500 + rand() * 3_000,
+      cacheReadTokens: rand() * 80_000,
+      cacheWriteTokens: rand() < 0.2 ? rand() * 20_000 : 0,
+      outputTokens: 100 + rand() * 2_000,
+    };
     acct.serve(tokens);
     learner.served('a', tokens, 'sonnet');
     t += 20_000;

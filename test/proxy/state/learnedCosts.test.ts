@@ -38,5 +38,3 @@ describe('proxy/state: learned costs live in the router state', () => {
     assert.equal(state.learnedCosts.costs('a'), undefined);
   });
 });
-
-

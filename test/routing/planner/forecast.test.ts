@@ -114,7 +114,16 @@ describe('routing/planner: forecast', () => {
 
 function buildRecord(p: ReturnType<typeof plan>) {
   return buildDecisionRecord(
-    { ts: new Date(NOW).toISOString(), requestId: 'req-1', stickyKeySource: 'header', stickyKind: 'session', stickyKeyHash: '0123456789abcdef', path: '/v1/messages', model: null, stream: true },
+    {
+      ts: new Date(NOW).toISOString(),
+      requestId: 'req-1',
+      stickyKeySource: 'header',
+      stickyKind: 'session',
+      stickyKeyHash: '0123456789abcdef',
+      path: '/v1/messages',
+      model: null,
+      stream: true,
+    },
     p,
     { ...planInput([], POLICY).policy },
     { servedBy: p.order[0].id, servedByFallback: false, attempts: [], outcome: 'success', status: 200, usage: null, durationMs: 1 },

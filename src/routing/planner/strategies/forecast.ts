@@ -86,7 +86,7 @@ export const forecast: Strategy = {
   name: 'forecast',
   summary: 'places a new session where its expected work uses the allowance that expires soonest, without starving the sessions already there',
   description:
-    "A new session goes where its expected work fits before the windows reset, the soonest-expiring weekly allowance first, after the work already bound there and in flight; bound sessions stay until their account runs out (on-quota): uses expiring quota without piling a burst onto one account, but a forecast is an estimate. Affinity and spill apply.",
+    'A new session goes where its expected work fits before the windows reset, the soonest-expiring weekly allowance first, after the work already bound there and in flight; bound sessions stay until their account runs out (on-quota): uses expiring quota without piling a burst onto one account, but a forecast is an estimate. Affinity and spill apply.',
   modifiers: new Set(['affinity', 'spill']),
   bindsSessions: true,
   rebind: 'on-quota',
