@@ -156,7 +156,7 @@ export function readWindowCost(v: unknown): WindowCostState | undefined {
   if (!v || typeof v !== 'object') return undefined;
   const o = v as Record<string, unknown>;
   const nums = ['pendingTokens', 'n', 'sumRise', 'sumTokens', 'sumRise2', 'sumRiseTokens', 'sumTokens2'] as const;
-  if (!nums.every((k) => typeof o[k] === 'number' && Number.isFinite(o[k]) && (o[k] as number) >= 0)) return undefined;
+  if (!nums.every((k) => typeof o[k] === 'number' && Number.isFinite(o[k]) && o[k] >= 0)) return undefined;
   const nullableNum = (x: unknown) => x === null || (typeof x === 'number' && Number.isFinite(x));
   if (!nullableNum(o.anchorUsed) || !nullableNum(o.anchorResetMs)) return undefined;
   const s = emptyWindowCost();
@@ -256,7 +256,7 @@ export class LearnedCosts {
 
   private windows(account: string): Map<WindowKey, WindowCostState> {
     let m = this.accounts.get(account);
-    if (!m) this.accounts.set(account, (m = new Map()));
+    if (!m) this.accounts.set(account, (m = new Map<WindowKey, WindowCostState>()));
     return m;
   }
 }

@@ -5,7 +5,7 @@
 import type { RankCandidate, RankingReason } from '../ranking';
 import type { RoutingPolicy } from '../policy';
 import type { SessionBinding } from '../affinity';
-import type { FilterVerdict } from './verdict';
+import type { FilterVerdict, ForecastFigures } from './verdict';
 import type { ProbeKind } from '../probe';
 import type { AccountLearnedCosts } from '../../quota/learnedCosts';
 import type { BoundWork } from '../sessionWork';
@@ -145,23 +145,6 @@ export interface CandidateVerdict {
   filter: FilterVerdict;
   /** Under `forecast`, for an eligible account: the numbers it was ordered by (words: `forecastText`). */
   forecast?: ForecastFigures;
-}
-
-/**
- * What `forecast` estimated of one account for one request. Tokens are weighted tokens
- * (src/quota/learnedCosts.ts); each window's figures hold until that window's reset.
- */
-export interface ForecastFigures {
-  /** Useful remaining capacity of the 5h and 7d windows: remaining allowance − reservations − the bound sessions' expected work, tokens (can be negative). */
-  free5h: number;
-  free7d: number;
-  /** The new session's expected work before each window's reset (or the end of its expected life), tokens. */
-  need5h: number;
-  need7d: number;
-  /** The expected work fits both windows without starving the bound sessions. */
-  fits: boolean;
-  /** The weekly reset it was ordered by, epoch ms (null: none pending). */
-  weeklyResetMs: number | null;
 }
 
 /** The planner's answer. */

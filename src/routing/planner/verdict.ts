@@ -4,7 +4,6 @@
  * times are epoch ms, fractions are 0–1 (the words show percent).
  */
 import { formatDuration } from '../../quota/duration';
-import type { ForecastFigures } from './types';
 
 /** The filter's verdict on one account for one request. Times are epoch ms; `null` = unknown. */
 export type FilterVerdict =
@@ -25,6 +24,23 @@ export type FilterVerdict =
    * in-flight pressure and `threshold`, both percent (0–100). Usable, but the session moved off it.
    */
   | { code: 'over_sticky_threshold'; window: '5h' | '7d'; used: number; threshold: number };
+
+/**
+ * What `forecast` estimated of one account for one request. Tokens are weighted tokens
+ * (src/quota/learnedCosts.ts); each window's figures hold until that window's reset.
+ */
+export interface ForecastFigures {
+  /** Useful remaining capacity of the 5h and 7d windows: remaining allowance − reservations − the bound sessions' expected work, tokens (can be negative). */
+  free5h: number;
+  free7d: number;
+  /** The new session's expected work before each window's reset (or the end of its expected life), tokens. */
+  need5h: number;
+  need7d: number;
+  /** The expected work fits both windows without starving the bound sessions. */
+  fits: boolean;
+  /** The weekly reset it was ordered by, epoch ms (null: none pending). */
+  weeklyResetMs: number | null;
+}
 
 /** The loser's own figures `lossText` reads (AccountMetrics has them all). Epoch ms (+∞ = none), fractions. */
 export interface LossFigures {

@@ -18,7 +18,8 @@
  */
 import { expectedCostPerToken, weightedTokens, type LearnedCost } from '../../../quota/learnedCosts';
 import { DEFAULT_SESSION_TOKENS_PER_MS } from '../../sessionWork';
-import type { ForecastFigures, PlanAccount, SelectionReason } from '../types';
+import type { PlanAccount, SelectionReason } from '../types';
+import type { ForecastFigures } from '../verdict';
 import { tailLoss, withTails } from './common';
 import type { OrderInput, Strategy } from './strategy';
 

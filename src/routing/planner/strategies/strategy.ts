@@ -4,7 +4,8 @@
  */
 import type { SessionBinding } from '../../affinity';
 import type { RebindMode, RoutingPolicy } from '../../policy';
-import type { ForecastFigures, PlanAccount, SelectionReason } from '../types';
+import type { PlanAccount, SelectionReason } from '../types';
+import type { ForecastFigures } from '../verdict';
 
 /**
  * The modifiers (stage 3) a strategy lets act on its order. `evidence-probe`: an account with no
