@@ -19,7 +19,9 @@ import { computeMetrics, type MetricsInput, type MetricsParams } from '../src/ro
 import { planRoute, type PlanAccount } from '../src/routing/plan';
 import { SessionAffinityStore } from '../src/routing/affinity';
 import { DEFAULT_POLICY, type RoutingPolicy } from '../src/routing/policy';
-import { STRATEGY_NAMES } from '../src/routing/planner/strategies/registry';
+import { STRATEGY_NAMES, strategyFor } from '../src/routing/planner/strategies/registry';
+import { SessionWork } from '../src/routing/sessionWork';
+import type { AccountLearnedCosts } from '../src/quota/learnedCosts';
 import type { QuotaSnapshot } from '../src/quota/types';
 import { median, prng } from './common';
 
@@ -84,6 +86,15 @@ function makeDecider(n: number, strategy: string) {
   const sessions = Array.from({ length: 1_000 }, (_, i) => `5b2c${i.toString(16).padStart(4, '0')}-1f0a-4e4e-9c1d-1234567890ab`);
   // Live bindings to start with: every known session bound to some usable account.
   for (const s of sessions) store.bind(s, labels[Math.floor(rand() * n)], t0 - Math.floor(rand() * 30 * MIN));
+  // forecast's inputs, kept as the router state keeps them: bound work (incremental), learned costs, reservations of the requests in flight.
+  const forecasting = strategyFor(strategy).readsForecast === true;
+  const work = new SessionWork(policy.sessionAffinityIdleTtlMs);
+  for (const s of sessions) work.served(s, store.get(s, t0)!.account, 5_000 + Math.floor(rand() * 30_000), t0 - Math.floor(rand() * 30 * MIN));
+  const learned: AccountLearnedCosts[] = labels.map((_, i) => ({
+    fiveHour: { fractionPerToken: 1 / (1_000_000 * (1 + (i % 5))), confidence: 0.9, samples: 40 },
+    sevenDay: { fractionPerToken: 1 / (10_000_000 * (1 + (i % 5))), confidence: 0.8, samples: 30 },
+  }));
+  const reserved = inflight.map((f) => (f === 0 ? undefined : { inputTokens: 2_000 * f, cacheReadTokens: 40_000 * f, cacheWriteTokens: 3_000 * f, outputTokens: 1_500 * f }));
   let k = 0;
   return (decisions: number): number => {
     let check = 0;
@@ -101,12 +112,22 @@ function makeDecider(n: number, strategy: string) {
           priority: i % 3,
           costTier: 1 + (i % 2),
         };
+        if (forecasting) {
+          const w = work.accountWork(labels[i], now);
+          accounts[i].learnedCosts = learned[i];
+          accounts[i].reserved = reserved[i];
+          accounts[i].boundWork = w && { ...w };
+        }
       }
       const sessionId = k % 5 === 4 ? `new-session-${k}` : sessions[(k * 7919) % sessions.length];
       const binding = store.get(sessionId, now);
-      const plan = planRoute({ accounts, policy, sessionId, binding, roundRobinCursor: k, requestId: `req_${k}`, nowMs: now });
+      const forecastInput = forecasting ? { sessionTokensPerMs: work.expectedRate(sessionId), sessionHorizonMs: work.expectedLifeMs() } : {};
+      const plan = planRoute({ accounts, policy, sessionId, binding, roundRobinCursor: k, requestId: `req_${k}`, nowMs: now, ...forecastInput });
       const served = plan.order[0];
-      if (served && served.metrics.usable) store.bind(sessionId, served.id, now);
+      if (served && served.metrics.usable) {
+        store.bind(sessionId, served.id, now);
+        if (forecasting) work.served(sessionId, served.id, 20_000, now);
+      }
       check += plan.order.length + plan.verdicts.length;
     }
     return check;

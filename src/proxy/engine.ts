@@ -95,6 +95,7 @@ export class RouterEngine {
       headerNotes: new HeaderNotes(opts.log),
     };
     this.state.affinity.setIdleTtl(opts.config.policy.sessionAffinityIdleTtlMs);
+    this.state.sessionWork.setIdleTtl(opts.config.policy.sessionAffinityIdleTtlMs);
   }
 
   /** The configuration new requests will use. */
@@ -112,6 +113,7 @@ export class RouterEngine {
     const prev = s.live.config;
     if (prev.policy.sessionAffinity !== next.policy.sessionAffinity) this.state.affinity.clear();
     this.state.affinity.setIdleTtl(next.policy.sessionAffinityIdleTtlMs);
+    this.state.sessionWork.setIdleTtl(next.policy.sessionAffinityIdleTtlMs);
     const generation = new ConfigGeneration(next);
     for (const a of prev.accounts) if (!generation.accountsByLabel.has(a.label)) this.state.forgetAccount(a.label);
     s.live = generation;

@@ -7,6 +7,7 @@
  * JSON has no Infinity, so "+∞" times (no reset, no cooldown) are recorded as
  * `null` and restored by `metricsFromRecord`.
  */
+import type { TokensByKind } from '../quota/learnedCosts';
 import type { StickyKeySource, StickyKind } from './identify';
 import type { AccountMetrics } from './metrics';
 import type { RoutingPolicy } from './policy';
@@ -67,6 +68,11 @@ export interface UsageRecord {
   outputTokens: number;
   cacheCreationInputTokens: number;
   cacheReadInputTokens: number;
+}
+
+/** A usage record's tokens by kind (cache creation = cache writes), as the learned costs and reservations count them. */
+export function usageTokens(u: UsageRecord): TokensByKind {
+  return { inputTokens: u.inputTokens, cacheReadTokens: u.cacheReadInputTokens, cacheWriteTokens: u.cacheCreationInputTokens, outputTokens: u.outputTokens };
 }
 
 /** How the request ended, as the client saw it. */
@@ -224,6 +230,7 @@ function recordCandidates(plan: RoutePlan): RecordedCandidate[] {
       verdict: verdicts[i].verdict,
       reason: verdicts[i].reason,
       filter: verdicts[i].filter,
+      ...(verdicts[i].forecast && { forecast: verdicts[i].forecast }),
       index: a.index,
       primary: a.isPrimary,
       fallback: a.fallback,

@@ -45,6 +45,7 @@ export class DecisionLineEncoder {
       if (i > 0) out += ',';
       out +=
         `{"account":${str(c.account)},"rank":${num(c.rank)},"verdict":${str(c.verdict)},"reason":${str(c.reason)}${c.filter === undefined ? '' : `,"filter":${filterText(c.filter)}`}` +
+        `${c.forecast === undefined ? '' : `,"forecast":${JSON.stringify(c.forecast)}`}` +
         `,"index":${num(c.index)}` +
         `,"primary":${c.primary},"fallback":${c.fallback},"inflight":${num(c.inflight)},"metrics":${this.metrics(c.account, c.metrics)}}`;
     }

@@ -70,6 +70,8 @@ export function orderInput(input: PlanInput): OrderInput {
     binding: input.binding,
     roundRobinCursor: input.roundRobinCursor,
     nowMs: input.nowMs ?? 0,
+    sessionTokensPerMs: input.sessionTokensPerMs,
+    sessionHorizonMs: input.sessionHorizonMs,
     memo: undefined,
   };
 }
@@ -112,6 +114,9 @@ function strategyInputs(input: PlanInput): StrategyInputs {
     if (a.planSize !== undefined) read.planSize = a.planSize;
     if (a.latencyFactor !== undefined) read.latencyFactor = a.latencyFactor;
     if (a.recentErrorRate !== undefined) read.recentErrorRate = a.recentErrorRate;
+    if (a.reserved !== undefined) read.reserved = a.reserved;
+    if (a.learnedCosts !== undefined) read.learnedCosts = a.learnedCosts;
+    if (a.boundWork !== undefined) read.boundWork = a.boundWork;
     if (Object.keys(read).length > 0) accounts[a.id] = read;
   }
   return {
@@ -124,6 +129,8 @@ function strategyInputs(input: PlanInput): StrategyInputs {
     weightedPreset: p.weightedPreset,
     weights: { ...p.weights },
     accounts,
+    ...(input.sessionTokensPerMs !== undefined && { sessionTokensPerMs: input.sessionTokensPerMs }),
+    ...(input.sessionHorizonMs !== undefined && { sessionHorizonMs: input.sessionHorizonMs }),
   };
 }
 
@@ -175,6 +182,12 @@ function finish(
   const winner = order[0];
   const rankingPos = new Map(rankingOrder.map((id, i) => [id, i]));
   const verdicts = order.map((a, rank): CandidateVerdict => {
+    const v = verdictOf(a, rank);
+    const forecast = strategy.figures && a.metrics.usable && !a.fallback ? strategy.figures(a, oi) : undefined;
+    if (forecast) v.forecast = forecast;
+    return v;
+  });
+  function verdictOf(a: PlanAccount, rank: number): CandidateVerdict {
     // The account a session moved off carries the sticky threshold's verdict, with its figures.
     const filter = sticky?.from === a.id ? sticky.verdict : filterAccount(a, input.policy, input.modelFamily);
     if (rank === 0) return { account: a.id, rank, verdict: 'selected', reason: selectionReason, filter };
@@ -185,6 +198,6 @@ function finish(
     const aboveWinner = sticky?.from === a.id || (rankingPos.get(a.id) ?? Infinity) < (rankingPos.get(winner.id) ?? Infinity);
     const reason = aboveWinner || winner.fallback ? selectionReason : strategy.lossReason(winner, a, oi);
     return { account: a.id, rank, verdict: 'ranked_below', reason, filter };
-  });
+  }
   return { order, selectionReason, rankingOrder, affinity, spill, verdicts, policyError, strategy: strategy.name, decidedBy };
 }

@@ -81,6 +81,9 @@ export function replanOrder(r: DecisionRecord): string[] {
       planSize: si.accounts[c.account]?.planSize,
       latencyFactor: si.accounts[c.account]?.latencyFactor,
       recentErrorRate: si.accounts[c.account]?.recentErrorRate,
+      reserved: si.accounts[c.account]?.reserved,
+      learnedCosts: si.accounts[c.account]?.learnedCosts,
+      boundWork: si.accounts[c.account]?.boundWork,
       // The probe table is not in the record; the probe it gave is.
       probe: r.probe?.account === c.account ? r.probe.kind : undefined,
     }));
@@ -96,6 +99,8 @@ export function replanOrder(r: DecisionRecord): string[] {
     roundRobinCursor: si.roundRobinCursor,
     requestId: r.requestId,
     nowMs: si.nowMs,
+    sessionTokensPerMs: si.sessionTokensPerMs,
+    sessionHorizonMs: si.sessionHorizonMs,
   });
   return plan.order.map((a) => a.id);
 }

@@ -7,8 +7,10 @@
  * over the account's window periods p (one reset time each) with two or more observations, where
  * Δu_p is the utilisation's rise from the period's first observation to its last and T_p the
  * tokens the account served whose answers arrived in between, each counted as the world model
- * counts it (`chargedTokens`: input + cache creation + output + 0.1 × cache read). Pure.
+ * counts it (`chargedTokens`: input + cache creation + output + 0.1 × cache read, the router's
+ * `weightedTokens`). Pure.
  */
+import { addSample, emptyWindowCost, learnedCost } from '../quota/learnedCosts';
 import type { WindowPeriod } from '../routing/weeklyResets';
 
 /** Tokens an account served, by the time the answer's quota evidence arrived. */
@@ -70,21 +72,20 @@ const MIN_TOTAL_RISE = 0.001;
 /**
  * The allowance of one window of one account, or null when the log cannot tell (no period with a
  * rise and served tokens: the account served nothing, or its utilisation was never seen twice).
+ * The estimator is the router's own (src/quota/learnedCosts.ts), fed one sample per period and not
+ * decayed (a log is read whole): allowance = 1 ÷ its fraction of the window per token.
  */
 export function inferAllowance(periods: readonly WindowPeriod[], served: ServedTokens): InferredAllowance | null {
-  let tokens = 0;
-  let rise = 0;
-  let used = 0;
+  const s = emptyWindowCost();
   for (const p of periods) {
     if (!(p.last.atMs > p.first.atMs)) continue;
     const t = served.between(p.first.atMs, p.last.atMs);
     const du = p.last.used - p.first.used;
     // A fall within one window is not use (a misread reset); nothing served and no rise says nothing.
     if (du < 0 || (t <= 0 && du <= 0)) continue;
-    tokens += t;
-    rise += du;
-    used++;
+    addSample(s, du, t, 1);
   }
-  if (used === 0 || rise < MIN_TOTAL_RISE || tokens <= 0) return null;
-  return { tokens: tokens / rise, periods: used };
+  const learned = s.sumRise < MIN_TOTAL_RISE ? undefined : learnedCost(s);
+  if (!learned) return null;
+  return { tokens: 1 / learned.fractionPerToken, periods: s.n };
 }

@@ -1,46 +1,66 @@
 /**
  * In-flight leases on a virtual clock: each served request holds one on its account until its
- * answer ends (arrival + recorded duration); `release(nowMs)` ends those due. A binary min-heap
- * by end time. Pure.
+ * answer ends (arrival + recorded duration), with its cost reservation; `release(nowMs)` ends
+ * those due. A binary min-heap by end time. Pure.
  */
+import type { TokensByKind } from '../quota/learnedCosts';
 import type { WorldAccount } from './world';
+
+/** The reservation's margin over the true tokens: the stand-in for the router's cost estimate (its safety margin). */
+export const RESERVATION_MARGIN = 1.15;
+
+interface Lease {
+  holder: WorldAccount;
+  reserved: TokensByKind;
+}
 
 export class VirtualLeases {
   private readonly ends: number[] = [];
-  private readonly holders: WorldAccount[] = [];
+  private readonly leases: Lease[] = [];
 
-  /** `account` holds a lease until `untilMs` (epoch ms). */
-  hold(account: WorldAccount, untilMs: number): void {
+  /** `account` holds a lease until `untilMs` (epoch ms), reserving `tokens` × the margin. */
+  hold(account: WorldAccount, untilMs: number, tokens: TokensByKind): void {
     account.inflight++;
+    const reserved: TokensByKind = {
+      inputTokens: tokens.inputTokens * RESERVATION_MARGIN,
+      cacheReadTokens: tokens.cacheReadTokens * RESERVATION_MARGIN,
+      cacheWriteTokens: tokens.cacheWriteTokens * RESERVATION_MARGIN,
+      outputTokens: tokens.outputTokens * RESERVATION_MARGIN,
+    };
+    addTo(account.reserved, reserved, 1);
+    const lease = { holder: account, reserved };
     const ends = this.ends;
-    const holders = this.holders;
+    const leases = this.leases;
     let i = ends.length;
     ends.push(untilMs);
-    holders.push(account);
+    leases.push(lease);
     while (i > 0) {
       const parent = (i - 1) >> 1;
       if (ends[parent] <= untilMs) break;
       ends[i] = ends[parent];
-      holders[i] = holders[parent];
+      leases[i] = leases[parent];
       i = parent;
     }
     ends[i] = untilMs;
-    holders[i] = account;
+    leases[i] = lease;
   }
 
   /** Ends every lease due at or before `nowMs`. */
   release(nowMs: number): void {
     while (this.ends.length > 0 && this.ends[0] <= nowMs) {
-      this.holders[0].inflight--;
+      const { holder, reserved } = this.leases[0];
+      holder.inflight--;
+      if (holder.inflight === 0) addTo(holder.reserved, holder.reserved, -1);
+      else addTo(holder.reserved, reserved, -1);
       this.pop();
     }
   }
 
   private pop(): void {
     const ends = this.ends;
-    const holders = this.holders;
+    const leases = this.leases;
     const lastEnd = ends.pop()!;
-    const lastHolder = holders.pop()!;
+    const lastLease = leases.pop()!;
     const n = ends.length;
     if (n === 0) return;
     let i = 0;
@@ -50,10 +70,18 @@ export class VirtualLeases {
       const c = l + 1 < n && ends[l + 1] < ends[l] ? l + 1 : l;
       if (ends[c] >= lastEnd) break;
       ends[i] = ends[c];
-      holders[i] = holders[c];
+      leases[i] = leases[c];
       i = c;
     }
     ends[i] = lastEnd;
-    holders[i] = lastHolder;
+    leases[i] = lastLease;
   }
+}
+
+/** `into` += sign × `t`, kind by kind (an account with nothing in flight is zeroed exactly, not by rounding). */
+function addTo(into: TokensByKind, t: TokensByKind, sign: 1 | -1): void {
+  into.inputTokens += sign * t.inputTokens;
+  into.cacheReadTokens += sign * t.cacheReadTokens;
+  into.cacheWriteTokens += sign * t.cacheWriteTokens;
+  into.outputTokens += sign * t.outputTokens;
 }

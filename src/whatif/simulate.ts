@@ -7,13 +7,15 @@
  * simulated run is measured exactly as a real log is. Pure. The model: docs/whatif.md.
  */
 import { planCooldown } from '../quota/cooldown';
+import { LearnedCosts, weightedTokens } from '../quota/learnedCosts';
 import { SessionAffinityStore } from '../routing/affinity';
-import { buildDecisionRecord, type AttemptRecord, type DecisionOutcome, type DecisionRecord, type UsageRecord } from '../routing/decision';
+import { buildDecisionRecord, usageTokens, type AttemptRecord, type DecisionOutcome, type DecisionRecord, type UsageRecord } from '../routing/decision';
 import { computeMetrics, type MetricsParams } from '../routing/metrics';
 import { isEligible, planRoute, type PlanAccount, type RoutePlan } from '../routing/plan';
 import { strategyFor } from '../routing/planner/strategies/registry';
 import type { RoutingPolicy } from '../routing/policy';
 import { ReportBuilder, type PolicyReport } from '../routing/report';
+import { SessionWork } from '../routing/sessionWork';
 import type { WeeklyReset } from '../routing/weeklyResets';
 import { faultCooldown } from './faults';
 import { VirtualLeases } from './leases';
@@ -59,6 +61,9 @@ class Replay {
   private readonly report = new ReportBuilder();
   private readonly resets: WeeklyReset[] = [];
   private readonly affinity: SessionAffinityStore;
+  /** What the router learns as it runs: window costs from the evidence, bound sessions' work (as live: src/proxy/state/routerState.ts). */
+  private readonly learned = new LearnedCosts();
+  private readonly work: SessionWork;
   private readonly onReset = (r: WeeklyReset) => this.resets.push(r);
   private cursor = 0;
   private affinityWasOn = false;
@@ -78,6 +83,7 @@ class Replay {
     for (const w of this.world) this.byLabel.set(w.label, w);
     const first = this.policyOf(workload.requests[0]);
     this.affinity = new SessionAffinityStore(first?.sessionAffinityIdleTtlMs ?? 3_600_000);
+    this.work = new SessionWork(first?.sessionAffinityIdleTtlMs ?? 3_600_000);
     for (const s of workload.sessionStarts) {
       const w = this.byLabel.get(s.account);
       if (!w) continue;
@@ -102,6 +108,8 @@ class Replay {
     if (this.affinityWasOn && !policy.sessionAffinity) this.affinity.clear();
     this.affinityWasOn = policy.sessionAffinity;
     this.affinity.setIdleTtl(policy.sessionAffinityIdleTtlMs);
+    this.work.setIdleTtl(policy.sessionAffinityIdleTtlMs);
+    const forecasting = strategy.readsForecast === true;
 
     const params: MetricsParams = {
       sessionSoftLimit: policy.sessionSoftLimit,
@@ -122,6 +130,7 @@ class Replay {
         cooldownReason: cooldown && cooldown.untilMs > t ? cooldown.reason : undefined,
         priority: spec[i].priority,
         costTier: spec[i].costTier,
+        ...(forecasting && !w.fallback && this.forecastInputs(w, t)),
       };
     });
     const binding = useAffinity && req.session ? this.affinity.get(req.session, t) : undefined;
@@ -134,6 +143,7 @@ class Replay {
       requestId: req.requestId,
       nowMs: t,
       modelFamily: req.modelFamily,
+      ...(forecasting && { sessionTokensPerMs: this.work.expectedRate(req.session), sessionHorizonMs: this.work.expectedLifeMs() }),
     });
 
     const attempts: AttemptRecord[] | undefined = this.opts.onDecision ? [] : undefined;
@@ -163,9 +173,17 @@ class Replay {
         attempts?.push({ account: a.id, status: 429, result: 'window_exhausted', ms: 0 });
         continue;
       }
+      // The answer's head brings the account's quota evidence as the router last saw it; then its usage counts.
+      const evidence = a.fallback ? undefined : w.quota(t);
+      if (evidence) this.learned.observe(a.id, evidence);
       usage = w.serve(req.session, req.promptTokens, req.tailTokens, req.outputTokens, t, t + req.headMs);
       attempts?.push({ account: a.id, status: 200, result: 'success', ms: req.headMs });
-      if (!a.fallback) this.leases.hold(w, t + req.durationMs);
+      if (!a.fallback) {
+        const tokens = usageTokens(usage);
+        this.leases.hold(w, t + req.durationMs, tokens);
+        this.learned.served(a.id, tokens, req.modelFamily);
+        if (req.session) this.work.served(req.session, a.id, weightedTokens(tokens), t);
+      }
       served = a;
       break;
     }
@@ -211,6 +229,17 @@ class Replay {
         },
       ),
     );
+  }
+
+  /** What `forecast` reads of a world account at `t`: its reservations, learned costs and bound work (each only when there is some). */
+  private forecastInputs(w: WorldAccount, t: number): Pick<PlanAccount, 'reserved' | 'learnedCosts' | 'boundWork'> {
+    const learnedCosts = this.learned.costs(w.label);
+    const boundWork = this.work.accountWork(w.label, t);
+    return {
+      ...(w.inflight > 0 && { reserved: { ...w.reserved } }),
+      ...(learnedCosts && { learnedCosts }),
+      ...(boundWork && { boundWork: { ...boundWork } }),
+    };
   }
 
   /** Binds the session to the account that served it, as the router binds at commit (src/proxy/pipeline/bind.ts). */

@@ -4,6 +4,7 @@
  * state the planner reads (cooldown, in-flight leases). Pure: time is always an argument (epoch ms).
  */
 import { mergeCooldown } from '../quota/cooldown';
+import type { TokensByKind } from '../quota/learnedCosts';
 import type { Cooldown, QuotaSnapshot, QuotaWindow } from '../quota/types';
 import type { UsageRecord } from '../routing/decision';
 import type { WeeklyReset } from '../routing/weeklyResets';
@@ -24,6 +25,8 @@ export class WorldAccount {
   private pendingCooldowns: Cooldown[] = [];
   /** `/v1/messages` requests in flight on it (leases). */
   inflight = 0;
+  /** Their cost reservations, tokens by kind (src/whatif/leases.ts). */
+  readonly reserved: TokensByKind = { inputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 0 };
   private readonly schedule: readonly number[];
   private nextScheduled = 0;
   private readonly faults: TransientFault[];

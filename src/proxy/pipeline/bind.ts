@@ -8,7 +8,7 @@
 import type { AttemptRecord } from '../../routing/decision';
 import { bindingFollows, boundSituation, type BoundSituation } from '../../routing/rebind';
 import type { PlanAccount } from '../../routing/plan';
-import { strategyFor } from '../../routing/planner/strategies/registry';
+import { rebindModeOf, strategyFor } from '../../routing/planner/strategies/registry';
 import type { RequestContext } from './context';
 import { accountMetrics } from './eligibility';
 
@@ -32,7 +32,7 @@ export function bindOnCommit(ctx: RequestContext, served: PlanAccount, attempted
   const bound = s.state.affinity.get(sessionId, now);
   if (bound && bound.account !== served.id) {
     const skipped = ctx.plan?.affinity.skippedReason;
-    const follows = bindingFollows(policy.sessionAffinityRebind, {
+    const follows = bindingFollows(rebindModeOf(policy), {
       situation: situationOf(ctx, bound.account, attempts, now),
       attempted: attempted.has(bound.account),
       movedByPlan: skipped === 'over_sticky_threshold' || skipped === 'session_saturated',

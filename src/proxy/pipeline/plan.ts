@@ -38,6 +38,7 @@ export function planFor(state: RouterState, config: RuntimeConfig, params: Metri
   // Read only by the strategies that use them: fill-first pays nothing.
   const latency = strategy.modifiers.has('latency') ? state.performance.latencyFactors(now, params.modelFamily) : undefined;
   const readsErrors = strategy.readsErrorRate === true;
+  const forecasting = strategy.readsForecast === true && isMessages;
   const accounts: PlanAccount[] = [];
   for (let index = 0; index < config.accounts.length; index++) {
     const a = config.accounts[index];
@@ -58,6 +59,8 @@ export function planFor(state: RouterState, config: RuntimeConfig, params: Metri
       latencyFactor: latency?.get(a.label),
       recentErrorRate: readsErrors ? state.performance.recentErrorRate(a.label, now) || undefined : undefined,
       probe: isMessages && !a.fallback ? probeFor(state, a.label, a.kind === 'oauth', metrics, now) : undefined,
+      learnedCosts: forecasting ? state.learnedCosts.costs(a.label) : undefined,
+      boundWork: forecasting ? boundWorkOf(state, a.label, now) : undefined,
     });
   }
   const useAffinity = isMessages && policy.sessionAffinity && strategy.bindsSessions;
@@ -71,7 +74,15 @@ export function planFor(state: RouterState, config: RuntimeConfig, params: Metri
     requestId,
     nowMs: now,
     modelFamily: params.modelFamily,
+    sessionTokensPerMs: forecasting ? state.sessionWork.expectedRate(sessionId) : undefined,
+    sessionHorizonMs: forecasting ? state.sessionWork.expectedLifeMs() : undefined,
   });
+}
+
+/** A copy of the account's bound work (the plan and its record keep the figures of this moment). */
+function boundWorkOf(state: RouterState, label: string, now: number): PlanAccount['boundWork'] {
+  const w = state.sessionWork.accountWork(label, now);
+  return w && { ...w };
 }
 
 function logPolicyError(s: RouterServices, signature: string): void {

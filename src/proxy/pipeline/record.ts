@@ -3,7 +3,7 @@
  * views, and the request's decision record.
  */
 import { modelFamily } from '../../quota/family';
-import { buildDecisionRecord } from '../../routing/decision';
+import { buildDecisionRecord, usageTokens } from '../../routing/decision';
 import { isAccountFailure } from '../state/accountPerformance';
 import type { RequestContext } from './context';
 
@@ -41,6 +41,10 @@ export function record(ctx: RequestContext): void {
     },
   );
   s.decisions.append(decision);
+  const served = outcome.servedBy;
+  if (ctx.route === 'messages' && outcome.outcome === 'success' && served && !served.fallback && outcome.usage) {
+    s.state.recordServed(served.id, info.sticky.keyHash, usageTokens(outcome.usage), modelFamily(info.model ?? undefined), s.now());
+  }
   if (ctx.route === 'messages') recordPerformance(ctx, decision.durationMs);
   if (s.log.debugEnabled?.() ?? true) {
     s.log.debug(`decision ${requestId} session=${info.sticky.keyHash ?? '-'} reason=${ctx.plan.selectionReason} served=${decision.servedBy ?? '-'} outcome=${outcome.outcome}`);

@@ -13,6 +13,8 @@ import { mergeSnapshot } from '../../quota/merge';
 import { cooldownClearedBy, mergeCooldown } from '../../quota/cooldown';
 import { planScopedCooldown, scopedCooldownClearedBy } from '../../quota/scopedCooldown';
 import { isRejectionStatus } from '../../quota/status';
+import { LearnedCosts, weightedTokens, type SavedLearnedCosts, type TokensByKind } from '../../quota/learnedCosts';
+import { SessionWork } from '../../routing/sessionWork';
 import { SessionAffinityStore, type SavedBinding } from '../../routing/affinity';
 import { toStickyKeyHash } from '../../routing/identify';
 import { AccountPerformance } from './accountPerformance';
@@ -44,6 +46,8 @@ export interface SavedRouterState {
   bindings: SavedBinding[];
   /** Model-scoped cooldowns still running, by account, then model family; absent in files of older versions. */
   scopedCooldowns?: Record<string, Record<string, Cooldown>>;
+  /** What was learned of each account's windows' cost per token (src/quota/learnedCosts.ts); absent in files of older versions. */
+  learnedCosts?: SavedLearnedCosts;
 }
 
 /** What {@link RouterState.resetCooldown} lifted. */
@@ -72,6 +76,10 @@ export class RouterState {
   /** Concurrency limits learned from the upstream's throttles, and admission ramps (not saved). */
   readonly concurrency: ConcurrencyTable;
   readonly affinity: SessionAffinityStore;
+  /** Each account's windows' cost per weighted token, learned from its snapshots against the usage it served (saved). */
+  readonly learnedCosts = new LearnedCosts();
+  /** The expected work of the sessions bound to each account, kept incrementally for `forecast` (in memory only). */
+  readonly sessionWork: SessionWork;
   /** Recent latency and failures per account (in memory only). */
   readonly performance = new AccountPerformance();
   readonly counters: RouterCounters = { requests: 0, served: 0, failovers: 0, noUsableAccount: 0, errors: 0, clientAborts: 0 };
@@ -87,6 +95,7 @@ export class RouterState {
     this.probes = new ProbeTable(() => this.changed());
     this.concurrency = new ConcurrencyTable(() => this.changed());
     this.affinity = new SessionAffinityStore(idleTtlMs);
+    this.sessionWork = new SessionWork(idleTtlMs);
   }
 
   /**
@@ -97,6 +106,7 @@ export class RouterState {
    * @param sentAtMs when the request that produced the evidence was sent, epoch ms
    */
   recordEvidence(account: string, snapshot: QuotaSnapshot, sentAtMs: number): void {
+    this.learnedCosts.observe(account, snapshot);
     const merged = mergeSnapshot(this.snapshots.get(account), snapshot);
     this.snapshots.set(account, merged);
     const cd = this.cooldowns.get(account);
@@ -107,6 +117,18 @@ export class RouterState {
       if (scoped.size === 0) this.scopedCooldowns.delete(account);
     }
     this.changed();
+  }
+
+  /**
+   * Usage an account served (a successful answer's tokens): its learned costs count it, and the
+   * session's expected work follows it to the account. O(1).
+   * @param session the sticky key's hash, or null
+   * @param family the request's model family, if known
+   * @param nowMs when the answer ended, epoch ms
+   */
+  recordServed(account: string, session: string | null, tokens: TokensByKind, family: string | undefined, nowMs: number): void {
+    this.learnedCosts.served(account, tokens, family);
+    if (session !== null) this.sessionWork.served(session, account, weightedTokens(tokens), nowMs);
   }
 
   /** Remembers a model-scoped rejection until its reset (`planScopedCooldown`); other classes change nothing. Never shortens one. */
@@ -170,6 +192,8 @@ export class RouterState {
     this.affinity.forgetAccount(account);
     this.performance.forgetAccount(account);
     this.concurrency.forget(account);
+    this.learnedCosts.forget(account);
+    this.sessionWork.forgetAccount(account);
     this.changed();
   }
 
@@ -222,6 +246,7 @@ export class RouterState {
           .map(([account, m]) => [account, Object.fromEntries([...m].filter(([, c]) => c.untilMs > now))] as const)
           .filter(([, m]) => Object.keys(m).length > 0),
       ),
+      learnedCosts: this.learnedCosts.toSaved(),
     };
   }
 
@@ -244,6 +269,7 @@ export class RouterState {
     this.scopedCooldowns.clear();
     this.needsSignIn.clear();
     this.affinity.clear();
+    this.learnedCosts.clear();
     this.fill(saved, now);
     return true;
   }
@@ -259,6 +285,7 @@ export class RouterState {
     for (const [k, v] of Object.entries(saved.snapshots)) this.snapshots.set(k, mergeSnapshot(this.snapshots.get(k), v));
     for (const [k, v] of Object.entries(saved.cooldowns)) if (v.untilMs > now) this.cooldowns.set(k, mergeCooldown(this.cooldowns.get(k), v));
     this.loadScoped(saved, now);
+    this.learnedCosts.load(saved.learnedCosts, false);
     for (const b of hashedBindings(saved.bindings)) {
       const mine = this.affinity.get(b.sessionId, now);
       if (!mine || mine.lastServedAtMs < b.lastServedAtMs) this.affinity.load([b], now);
@@ -272,6 +299,7 @@ export class RouterState {
     for (const [k, v] of Object.entries(saved.cooldowns)) if (v.untilMs > now) this.cooldowns.set(k, v);
     this.loadScoped(saved, now);
     for (const [k, v] of Object.entries(saved.needsSignIn)) this.needsSignIn.set(k, v);
+    this.learnedCosts.load(saved.learnedCosts);
     this.affinity.load(hashedBindings(saved.bindings), now);
     this.changed();
   }

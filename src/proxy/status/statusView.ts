@@ -6,7 +6,7 @@
 import type { AccountReport, StatusReport } from './status';
 import { formatDuration } from '../../quota/duration';
 import type { CandidateVerdict } from '../../routing/plan';
-import { lossText, verdictText, type FilterVerdict, type LossFigures } from '../../routing/planner/verdict';
+import { forecastText, lossText, verdictText, type FilterVerdict, type LossFigures } from '../../routing/planner/verdict';
 
 /** The state an account is shown in (tree icon, panel badge). */
 export type AccountState = 'serving' | 'usable' | 'cooling' | 'saturated' | 'needs_sign_in' | 'disabled';
@@ -76,6 +76,9 @@ const REASONS: Record<string, string> = {
   session_headroom: 'it is below the 5-hour soft limit',
   scoped_headroom: "it is below the model's weekly limit",
   weekly_reset: 'its weekly allowance expires soonest',
+  forecast_fits: "the session's expected work fits it before its windows reset",
+  forecast_expiry: "the session's expected work can use its weekly allowance, which expires soonest",
+  forecast_margin: "it has the most room for the session's expected work",
   session_reset: 'its 5-hour window resets soonest',
   scoped_utilization: 'its model window is fullest (finish it first)',
   weekly_utilization: 'its weekly window is fullest (finish it first)',
@@ -107,7 +110,7 @@ export function explainReason(code: string): string {
 }
 
 /** A candidate's verdict as recorded or previewed (`filter` is absent in records from before the planner stages). */
-export type VerdictView = Pick<CandidateVerdict, 'rank' | 'verdict' | 'reason'> & { filter?: FilterVerdict };
+export type VerdictView = Pick<CandidateVerdict, 'rank' | 'verdict' | 'reason' | 'forecast'> & { filter?: FilterVerdict };
 
 /**
  * One candidate's verdict in words at `now` (epoch ms): the winner's reason for the winner, the
@@ -115,9 +118,9 @@ export type VerdictView = Pick<CandidateVerdict, 'rank' | 'verdict' | 'reason'> 
  * ("eligible — ranked 2nd: weekly reset later (Fri 09:00)"): no loser carries the winner's reason.
  */
 export function candidateText(v: VerdictView, figures: LossFigures, now: number): string {
-  if (v.verdict === 'selected') return `selected — ${explainReason(v.reason)}`;
+  if (v.verdict === 'selected') return `selected — ${explainReason(v.reason)}${v.forecast ? ` (${forecastText(v.forecast)})` : ''}`;
   if (v.verdict === 'unusable') return v.filter ? verdictText(v.filter, now) : `not usable — ${explainReason(v.reason)}`;
-  return lossText(v.reason, v.rank, figures, now, v.filter);
+  return lossText(v.reason, v.rank, v.forecast ? { ...figures, forecast: v.forecast } : figures, now, v.filter);
 }
 
 const isoMs = (iso: string | null): number => (iso ? Date.parse(iso) : Infinity);

@@ -6,6 +6,7 @@
 import type { RoutingPolicy } from '../policy';
 import type { SessionBinding } from '../affinity';
 import { boundPlacement, boundSituation } from '../rebind';
+import { rebindModeOf } from './strategies/registry';
 import { isEligible } from './filter';
 import type { AffinityOutcome, AffinitySkipReason, PlanAccount, ProbeOutcome, SelectionReason, SpillOutcome } from './types';
 import type { Modifier } from './strategies/strategy';
@@ -113,7 +114,7 @@ export function affinityOutcome(
     if (!account || !account.metrics.usable || account.metrics.sessionSaturated) {
       const situation = boundSituation(account?.metrics, account?.cooldownReason, nowMs, policy.sessionAffinityBlipWaitMs);
       const otherEligible = situation === 'soft_limit' && ranked.some((a) => a !== account && isEligible(a.metrics));
-      const placement = boundPlacement(situation, policy.sessionAffinityRebind, otherEligible);
+      const placement = boundPlacement(situation, rebindModeOf(policy), otherEligible);
       if (placement === 'skip_unusable') skippedReason = 'unusable';
       else if (placement === 'skip_soft_limit') skippedReason = 'session_saturated';
     }
@@ -146,7 +147,7 @@ export function modify(
     // Sticky reallocation (on-serve only: the binding then moves to the account that serves): off the
     // bound account only when it is over a threshold and another eligible account is over neither.
     const thresholds = policy.stickyThreshold5h !== undefined || policy.stickyThreshold7d !== undefined;
-    if (affinity.applied && thresholds && policy.sessionAffinityRebind === 'on-serve') {
+    if (affinity.applied && thresholds && rebindModeOf(policy) === 'on-serve') {
       const bound = order.find((a) => a.id === affinity.boundAccount)!;
       const verdict = overStickyThreshold(bound, policy);
       const target = verdict && order.find((a) => a !== bound && isEligible(a.metrics) && overStickyThreshold(a, policy) === null);

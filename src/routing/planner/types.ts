@@ -5,8 +5,10 @@
 import { RANKING_REASONS, type RankCandidate } from '../ranking';
 import type { RoutingPolicy } from '../policy';
 import type { SessionBinding } from '../affinity';
-import type { FilterVerdict } from './verdict';
+import type { FilterVerdict, ForecastFigures } from './verdict';
 import type { ProbeKind } from '../probe';
+import type { AccountLearnedCosts } from '../../quota/learnedCosts';
+import type { BoundWork } from '../sessionWork';
 
 /** One enabled account offered to the planner. */
 export interface PlanAccount extends RankCandidate {
@@ -30,6 +32,10 @@ export interface PlanAccount extends RankCandidate {
   latencyFactor?: number;
   /** It may take a probe now (src/routing/probe.ts): set for Messages calls only, by the proxy's probe table. */
   probe?: ProbeKind;
+  /** What was learned of its windows' cost per weighted token (src/quota/learnedCosts.ts); absent = nothing yet. Read by `forecast`. */
+  learnedCosts?: AccountLearnedCosts;
+  /** The expected work of the live sessions bound to it (src/routing/sessionWork.ts); absent = none. Read by `forecast`. */
+  boundWork?: BoundWork;
 }
 
 /** What the planner needs besides the accounts. */
@@ -49,6 +55,18 @@ export interface PlanInput {
   nowMs?: number;
   /** The requested model's family (`opus`, `sonnet`, …), for the filter's verdicts. */
   modelFamily?: string;
+  /**
+   * The expected work rate of this request's session, weighted tokens per ms: its own recent cadence
+   * once it has one, else the fleet's expected rate (src/routing/sessionWork.ts). Read by `forecast`;
+   * absent = the default rate.
+   */
+  sessionTokensPerMs?: number;
+  /**
+   * How long a session is expected to keep working from now, ms: the horizon of a session's expected
+   * work (src/routing/sessionWork.ts, the fleet's learned session life). Read by `forecast`; absent =
+   * the idle TTL.
+   */
+  sessionHorizonMs?: number;
 }
 
 /** The reasons the catalogue's strategies (beyond fill-first and round-robin) give. */
@@ -62,6 +80,9 @@ export const STRATEGY_REASONS = [
   'pinned_account',
   'weighted_score',
   'score_tie',
+  'forecast_fits',
+  'forecast_expiry',
+  'forecast_margin',
 ] as const;
 export type StrategyReason = (typeof STRATEGY_REASONS)[number];
 
@@ -127,6 +148,8 @@ export interface CandidateVerdict {
   reason: string;
   /** The filter's verdict on this account, with its figures (words: `verdictText`). */
   filter: FilterVerdict;
+  /** Under `forecast`, for an eligible account: the numbers it was ordered by (words: `forecastText`). */
+  forecast?: ForecastFigures;
 }
 
 /** The planner's answer. */
@@ -162,6 +185,22 @@ export interface StrategyInputs {
   singleAccountLabel: string | null;
   weightedPreset: string;
   weights: Partial<Record<string, number>>;
-  /** Per account label, what the strategy read of it beyond the candidate: configured priority and cost tier, latency factor, recent error rate (only those set). */
-  accounts: Record<string, { priority?: number; costTier?: number; planSize?: number; latencyFactor?: number; recentErrorRate?: number }>;
+  /** Per account label, what the strategy read of it beyond the candidate: configured priority and cost tier, latency factor, recent error rate, and `forecast`'s reservations, learned costs and bound work (only those set). */
+  accounts: Record<
+    string,
+    {
+      priority?: number;
+      costTier?: number;
+      planSize?: number;
+      latencyFactor?: number;
+      recentErrorRate?: number;
+      reserved?: PlanAccount['reserved'];
+      learnedCosts?: AccountLearnedCosts;
+      boundWork?: BoundWork;
+    }
+  >;
+  /** `forecast`: the session's expected rate, weighted tokens per ms (absent: the default). */
+  sessionTokensPerMs?: number;
+  /** `forecast`: the sessions' expected working horizon, ms (absent: the idle TTL). */
+  sessionHorizonMs?: number;
 }

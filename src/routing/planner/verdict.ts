@@ -25,12 +25,31 @@ export type FilterVerdict =
    */
   | { code: 'over_sticky_threshold'; window: '5h' | '7d'; used: number; threshold: number };
 
+/**
+ * What `forecast` estimated of one account for one request. Tokens are weighted tokens
+ * (src/quota/learnedCosts.ts); each window's figures hold until that window's reset.
+ */
+export interface ForecastFigures {
+  /** Useful remaining capacity of the 5h and 7d windows: remaining allowance − reservations − the bound sessions' expected work, tokens (can be negative). */
+  free5h: number;
+  free7d: number;
+  /** The new session's expected work before each window's reset (or the end of its expected life), tokens. */
+  need5h: number;
+  need7d: number;
+  /** The expected work fits both windows without starving the bound sessions. */
+  fits: boolean;
+  /** The weekly reset it was ordered by, epoch ms (null: none pending). */
+  weeklyResetMs: number | null;
+}
+
 /** The loser's own figures `lossText` reads (AccountMetrics has them all). Epoch ms (+∞ = none), fractions. */
 export interface LossFigures {
   weeklyResetMs: number;
   sessionResetMs: number;
   weeklyUsed: number | null;
   headroom: number | null;
+  /** Under `forecast`: what it estimated of the loser. */
+  forecast?: ForecastFigures;
 }
 
 const COOLING_WORDS: Record<string, string> = {
@@ -99,8 +118,29 @@ export function lossText(reason: string, rank: number, f: LossFigures, now: numb
   return `${filter ? verdictText(filter, now) : 'eligible'} — ranked ${ORDINAL(rank + 1)}: ${lossWords(reason, f, now)}`;
 }
 
+/** Weighted tokens in words: `420k`, `3.1M`. */
+function tokensText(t: number): string {
+  const a = Math.abs(t);
+  const s = a >= 1e6 ? `${(a / 1e6).toFixed(1)}M` : a >= 1e3 ? `${Math.round(a / 1e3)}k` : `${Math.round(a)}`;
+  return t < 0 ? `−${s}` : s;
+}
+
+/**
+ * A forecast in words: "5-hour: 420k free for 80k expected; weekly: 3.1M free for 80k expected"
+ * (free = remaining allowance after reservations and bound sessions' expected work, weighted tokens).
+ */
+export function forecastText(f: ForecastFigures): string {
+  return `5-hour: ${tokensText(f.free5h)} free for ${tokensText(f.need5h)} expected; weekly: ${tokensText(f.free7d)} free for ${tokensText(f.need7d)} expected`;
+}
+
 function lossWords(reason: string, f: LossFigures, now: number): string {
   switch (reason) {
+    case 'forecast_fits':
+      return `the session's expected work does not fit before the resets${f.forecast ? ` (${forecastText(f.forecast)})` : ''}`;
+    case 'forecast_expiry':
+      return `its weekly allowance expires later (${clockTime(f.forecast?.weeklyResetMs ?? f.weeklyResetMs, now)})${f.forecast ? `; ${forecastText(f.forecast)}` : ''}`;
+    case 'forecast_margin':
+      return `less room for the session's expected work${f.forecast ? ` (${forecastText(f.forecast)})` : ''}`;
     case 'weekly_reset':
       return Number.isFinite(f.weeklyResetMs) ? `weekly reset later (${clockTime(f.weeklyResetMs, now)})` : 'no weekly reset pending';
     case 'session_reset':

@@ -22,6 +22,7 @@ describe('routing/planner: the strategy catalogue', () => {
       'reset-drain',
       'single-account',
       'weighted',
+      'forecast',
     ]);
     for (const [name, s] of Object.entries(STRATEGIES)) {
       assert.equal(s.name, name);

@@ -4,6 +4,7 @@
  */
 import { capacityWeighted } from './capacityWeighted';
 import { fillFirst } from './fillFirst';
+import { forecast } from './forecast';
 import { relativeAvailability } from './relativeAvailability';
 import { resetDrain } from './resetDrain';
 import { roundRobin } from './roundRobin';
@@ -11,6 +12,7 @@ import { sequentialDrain } from './sequentialDrain';
 import { singleAccount } from './singleAccount';
 import { usageWeighted } from './usageWeighted';
 import { weighted } from './weighted';
+import type { RebindMode, RoutingPolicy } from '../../policy';
 import type { Strategy } from './strategy';
 
 export const STRATEGIES = {
@@ -23,6 +25,7 @@ export const STRATEGIES = {
   'reset-drain': resetDrain,
   'single-account': singleAccount,
   weighted,
+  forecast,
 } as const satisfies Record<string, Strategy>;
 
 /** A `strategy` value. */
@@ -34,4 +37,9 @@ export const STRATEGY_NAMES = Object.keys(STRATEGIES) as [StrategyName, ...Strat
 /** The strategy registered as `name`; fill-first for a name that is not (never thrown on the request path). */
 export function strategyFor(name: string): Strategy {
   return (STRATEGIES as Record<string, Strategy>)[name] ?? fillFirst;
+}
+
+/** The rebind mode `policy` runs with: its strategy's own (`forecast`: on-quota), else `session-affinity-rebind`. */
+export function rebindModeOf(policy: Pick<RoutingPolicy, 'strategy' | 'sessionAffinityRebind'>): RebindMode {
+  return strategyFor(policy.strategy).rebind ?? policy.sessionAffinityRebind;
 }

@@ -2,9 +2,10 @@
  * The interface every routing strategy implements (stage 2, order). A strategy is one small
  * module registered by name in `registry.ts`; the planner never names one.
  */
-import type { RoutingPolicy } from '../../policy';
 import type { SessionBinding } from '../../affinity';
+import type { RebindMode, RoutingPolicy } from '../../policy';
 import type { PlanAccount, SelectionReason } from '../types';
+import type { ForecastFigures } from '../verdict';
 
 /**
  * The modifiers (stage 3) a strategy lets act on its order. `evidence-probe`: an account with no
@@ -34,6 +35,10 @@ export interface OrderInput {
   roundRobinCursor: number;
   /** Planning time, epoch ms. */
   nowMs: number;
+  /** The session's expected work rate, weighted tokens per ms (PlanInput.sessionTokensPerMs); undefined = the default. */
+  sessionTokensPerMs: number | undefined;
+  /** How long a session is expected to keep working, ms (PlanInput.sessionHorizonMs); undefined = the idle TTL. */
+  sessionHorizonMs: number | undefined;
   /** What the strategy's `order` computed for this request and its `lossReason` reads again (one plan's scratch). */
   memo: unknown;
 }
@@ -61,12 +66,18 @@ export interface Strategy {
   readonly modifiers: ReadonlySet<Modifier>;
   /** Whether a served session is bound (affinity or a score that reads the binding). */
   readonly bindsSessions: boolean;
+  /** Its order reads each account's reservations, learned costs and bound work, and the session's expected rate (filled in only then). */
+  readonly readsForecast?: boolean;
   /** Its order reads each account's recent error rate (`PlanAccount.recentErrorRate`), which is filled in only then. */
   readonly readsErrorRate?: boolean;
+  /** The rebind mode it always runs with, whatever `session-affinity-rebind` says (src/routing/rebind.ts); absent = the setting's. */
+  readonly rebind?: RebindMode;
   /** Only the first account of its order is offered, and no fallback account follows it. */
   readonly noFailover?: boolean;
   /** A total, deterministic order of `input.all` (same input and draws → same order). */
   order(input: OrderInput): OrderResult;
   /** Why `loser` is below `winner` in this strategy's order (a reason code, read from the loser's side). */
   lossReason(winner: PlanAccount, loser: PlanAccount, input: OrderInput): string;
+  /** The forecast its order read of an eligible account (recorded on the candidate's verdict); absent for strategies that forecast nothing. */
+  figures?(account: PlanAccount, input: OrderInput): ForecastFigures | undefined;
 }

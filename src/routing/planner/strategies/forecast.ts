@@ -1,0 +1,108 @@
+/**
+ * `forecast`: places a new session where its expected work can use an allowance before that
+ * allowance expires, without starving the sessions already there (docs/strategies.md#forecast).
+ *
+ * For each eligible account and each of its 5h and 7d windows, until that window's reset (at most
+ * the idle TTL, the horizon a session is expected to keep working):
+ *
+ *   free = remaining fraction ÷ learned cost per token − reserved tokens − bound rate × span
+ *   need = session rate × span
+ *
+ * in weighted tokens (src/quota/learnedCosts.ts), span = min(time to reset, the sessions' expected
+ * working horizon: their learned lifetime, the idle TTL until one is known). The
+ * session's work fits an account when need ≤ free in both windows. Order: the accounts it fits
+ * first, the soonest weekly reset among them first (its expiring allowance is used only as far as
+ * the work bound there leaves room, so a burst spreads as each new binding adds its rate); then the
+ * accounts it does not fit, the smallest shortfall first (the fewest forced moves later); then
+ * configured order. Bound sessions stay where they are: it runs with the on-quota rebind mode.
+ */
+import { expectedCostPerToken, weightedTokens, type LearnedCost } from '../../../quota/learnedCosts';
+import { DEFAULT_SESSION_TOKENS_PER_MS } from '../../sessionWork';
+import type { PlanAccount, SelectionReason } from '../types';
+import type { ForecastFigures } from '../verdict';
+import { tailLoss, withTails } from './common';
+import type { OrderInput, Strategy } from './strategy';
+
+const FIVE_HOUR_MS = 5 * 3_600_000;
+const SEVEN_DAY_MS = 7 * 86_400_000;
+
+/**
+ * The forecast of `a` for a session of `sessionTokensPerMs` (weighted tokens per ms) at `nowMs`
+ * (epoch ms), over at most `horizonMs` (how long a session is expected to keep working, ms).
+ */
+export function forecastOf(a: PlanAccount, nowMs: number, sessionTokensPerMs: number, horizonMs: number): ForecastFigures {
+  const m = a.metrics;
+  const reserved = a.reserved ? weightedTokens(a.reserved) : 0;
+  const bound = a.boundWork?.tokensPerMs ?? 0;
+  const window = (used: number | null, resetMs: number, lengthMs: number, learned: LearnedCost | undefined, key: '5h' | '7d') => {
+    // A window not ticking starts with the next request and runs its full length; unknown use reads as none.
+    const span = Math.min(Number.isFinite(resetMs) ? Math.max(0, resetMs - nowMs) : lengthMs, horizonMs);
+    const capacity = Math.max(0, 1 - (used ?? 0)) / expectedCostPerToken(learned, key);
+    return { free: capacity - reserved - bound * span, need: sessionTokensPerMs * span };
+  };
+  const w5 = window(m.sessionUsed, m.sessionResetMs, FIVE_HOUR_MS, a.learnedCosts?.fiveHour, '5h');
+  const w7 = window(m.weeklyUsed, m.weeklyResetMs, SEVEN_DAY_MS, a.learnedCosts?.sevenDay, '7d');
+  return {
+    free5h: w5.free,
+    free7d: w7.free,
+    need5h: w5.need,
+    need7d: w7.need,
+    fits: w5.need <= w5.free && w7.need <= w7.free,
+    weeklyResetMs: Number.isFinite(m.weeklyResetMs) ? m.weeklyResetMs : null,
+  };
+}
+
+/** The smaller of the two windows' free − need, tokens: negative = the work does not fit by that much. */
+const margin = (f: ForecastFigures): number => Math.min(f.free5h - f.need5h, f.free7d - f.need7d);
+const resetKey = (f: ForecastFigures): number => f.weeklyResetMs ?? Infinity;
+
+function figuresOf(input: OrderInput): Map<PlanAccount, ForecastFigures> {
+  if (input.memo instanceof Map) return input.memo as Map<PlanAccount, ForecastFigures>;
+  const rate = input.sessionTokensPerMs ?? DEFAULT_SESSION_TOKENS_PER_MS;
+  const figures = new Map<PlanAccount, ForecastFigures>();
+  const horizon = input.sessionHorizonMs ?? input.policy.sessionAffinityIdleTtlMs;
+  for (const a of input.eligible) figures.set(a, forecastOf(a, input.nowMs, rate, horizon));
+  input.memo = figures;
+  return figures;
+}
+
+/** Which key separates `a` (ahead) from `b`, read from b's side; undefined when they tie. */
+function separatedBy(fa: ForecastFigures, fb: ForecastFigures): SelectionReason | undefined {
+  if (fa.fits !== fb.fits) return 'forecast_fits';
+  if (fa.fits && resetKey(fa) !== resetKey(fb)) return 'forecast_expiry';
+  if (margin(fa) !== margin(fb)) return 'forecast_margin';
+  return undefined;
+}
+
+function compare(fa: ForecastFigures, fb: ForecastFigures, a: PlanAccount, b: PlanAccount): number {
+  if (fa.fits !== fb.fits) return fa.fits ? -1 : 1;
+  if (fa.fits && resetKey(fa) !== resetKey(fb)) return resetKey(fa) < resetKey(fb) ? -1 : 1;
+  const ma = margin(fa);
+  const mb = margin(fb);
+  if (ma !== mb) return ma > mb ? -1 : 1;
+  return a.index - b.index;
+}
+
+export const forecast: Strategy = {
+  name: 'forecast',
+  summary: 'places a new session where its expected work uses the allowance that expires soonest, without starving the sessions already there',
+  description:
+    'A new session goes where its expected work fits before the windows reset, the soonest-expiring weekly allowance first, after the work already bound there and in flight; bound sessions stay until their account runs out (on-quota): uses expiring quota without piling a burst onto one account, but a forecast is an estimate. Affinity and spill apply.',
+  modifiers: new Set(['affinity', 'spill']),
+  bindsSessions: true,
+  rebind: 'on-quota',
+  readsForecast: true,
+  order(input) {
+    const figures = figuresOf(input);
+    const head = [...input.eligible].sort((a, b) => compare(figures.get(a)!, figures.get(b)!, a, b));
+    const reason = head.length >= 2 ? (separatedBy(figures.get(head[0])!, figures.get(head[1])!) ?? 'insertion_order') : 'forecast_fits';
+    return withTails(input, head, reason);
+  },
+  lossReason(winner, loser, input) {
+    const figures = figuresOf(input);
+    const fw = figures.get(winner);
+    const fl = figures.get(loser);
+    return tailLoss(winner, loser, fw && fl ? (separatedBy(fw, fl) ?? 'insertion_order') : 'insertion_order');
+  },
+  figures: (a, input) => figuresOf(input).get(a),
+};
