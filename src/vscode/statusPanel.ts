@@ -9,7 +9,7 @@
 import * as vscode from 'vscode';
 import { randomBytes } from 'node:crypto';
 import { buildPanelData } from '../proxy/status/panelData';
-import type { HistoryRange } from '../proxy/status/usageHistory';
+import { HISTORY_RANGES, type HistoryRange } from '../proxy/state/usageHistory';
 import type { RouterModel } from './routerModel';
 import type { RouterService } from './routerService';
 
@@ -49,7 +49,8 @@ export class StatusPanel implements vscode.Disposable {
       deserializeWebviewPanel: async (panel: vscode.WebviewPanel, state: unknown) => {
         StatusPanel.current?.dispose();
         panel.webview.options = webviewOptions(extensionUri);
-        const range = (state as { range?: unknown } | undefined)?.range === 'day' ? 'day' : 'hour';
+        const saved = (state as { range?: unknown } | undefined)?.range;
+        const range = HISTORY_RANGES.includes(saved as HistoryRange) ? (saved as HistoryRange) : 'hour';
         StatusPanel.current = new StatusPanel(panel, extensionUri, model, service, range);
       },
     });
@@ -63,6 +64,7 @@ export class StatusPanel implements vscode.Disposable {
     range: HistoryRange,
   ) {
     this.range = range;
+    model.historyRange = range;
     const media = vscode.Uri.joinPath(extensionUri, 'media');
     panel.iconPath = vscode.Uri.joinPath(media, 'router.svg');
     panel.title = title();
@@ -72,7 +74,10 @@ export class StatusPanel implements vscode.Disposable {
       panel.onDidChangeViewState(() => this.post()),
       panel.webview.onDidReceiveMessage((m: { type?: string; command?: unknown; range?: unknown }) => {
         if (m?.type === 'ready' || m?.type === 'range') {
-          if (m.range === 'hour' || m.range === 'day') this.range = m.range;
+          if (HISTORY_RANGES.includes(m.range as HistoryRange) && m.range !== this.model.historyRange) {
+            this.range = this.model.historyRange = m.range as HistoryRange;
+            this.model.schedule(0); // the model reads the engine's history for the new range, then this posts it
+          }
           this.post();
         }
         // Only the commands of PANEL_ACTIONS; the page names one, never an arbitrary command.
@@ -98,7 +103,7 @@ export class StatusPanel implements vscode.Disposable {
       settingsError: this.service.settingsError,
       previewModel: this.model.previewModel,
       range: this.range,
-      history: this.model.history.series(this.range, now),
+      history: this.model.history.filter((h) => h.range === this.range),
     });
     void this.panel.webview.postMessage({ type: 'update', data });
   }

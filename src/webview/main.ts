@@ -7,7 +7,7 @@
  */
 import morphdom from 'morphdom';
 import type { PanelData } from '../proxy/status/panelData';
-import type { HistoryRange } from '../proxy/status/usageHistory';
+import type { HistoryRange } from '../proxy/state/usageHistory';
 import { accountsSection } from './accounts';
 import { chartsSection } from './charts';
 import { decisionsSection, PAGE, type DecisionFilter } from './decisions';
@@ -38,12 +38,15 @@ const root = document.getElementById('root')!;
 const view = restore(vscode.getState());
 let data: PanelData | null = null;
 
+/** The chart ranges (usageHistory.ts's HISTORY_RANGES: the page imports no code of the extension). */
+const isRange = (v: unknown): v is HistoryRange => v === 'hour' || v === 'day' || v === 'week';
+
 /** A saved state, or the defaults for whatever is missing or malformed. */
 function restore(saved: unknown): ViewState {
   const s = (saved && typeof saved === 'object' ? saved : {}) as Partial<ViewState>;
   const str = (v: unknown) => (typeof v === 'string' ? v : '');
   return {
-    range: s.range === 'day' ? 'day' : 'hour',
+    range: isRange(s.range) ? s.range : 'hour',
     open: Array.isArray(s.open) ? s.open.filter((k): k is string => typeof k === 'string').slice(-200) : [],
     filter: { account: str(s.filter?.account), outcome: str(s.filter?.outcome), session: str(s.filter?.session), request: str(s.filter?.request) },
     selected: typeof s.selected === 'string' ? s.selected : null,
@@ -98,7 +101,7 @@ root.addEventListener('click', (e) => {
   if (!target) return;
   const { action, command, range, hash } = target.dataset;
   if (action === 'run' && command) vscode.postMessage({ type: 'run', command });
-  else if (action === 'range' && (range === 'hour' || range === 'day')) {
+  else if (action === 'range' && isRange(range)) {
     update((v) => (v.range = range));
     vscode.postMessage({ type: 'range', range });
   } else if (action === 'session' && hash) update((v) => (v.selected = hash));

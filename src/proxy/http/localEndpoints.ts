@@ -4,7 +4,8 @@
  * `GET /identity?nonce=…` (proof that this is the router, see identity.ts). With the
  * key: `GET /status[?model=<id>]` (the report, no secrets), `GET /decisions` (decision records from
  * the log on disk, filtered and paged: decisionQuery.ts), `GET /preview` (how a new
- * request would be routed now), `GET /events` (a change stream) and
+ * request would be routed now), `GET /history?range=hour|day|week` (each account's utilisation,
+ * requests and tokens over time: usageHistory.ts), `GET /events` (a change stream) and
  * `POST /accounts/<label>/reset-cooldown` (a person's "Reset Cooldown").
  */
 import type { ServerResponse } from 'node:http';
@@ -14,6 +15,7 @@ import { metricsFor, metricsParams } from '../pipeline/eligibility';
 import { planFor } from '../pipeline/plan';
 import { buildStatus, type PreviewReport, type StatusReport } from '../status/status';
 import { parseDecisionQuery } from '../state/decisionQuery';
+import { HISTORY_RANGES, type HistoryRange } from '../state/usageHistory';
 import { isStickyKeyHash } from '../../routing/identify';
 import { answerIdentity, IDENTITY_PATH } from './identity';
 
@@ -34,6 +36,7 @@ export function serveLocal(ctx: RequestContext): boolean {
   else if (path === '/status') sendJson(res, routerStatus(ctx.services, statusModel(ctx.url.slice(path.length + 1))));
   else if (path === '/decisions') serveDecisions(ctx);
   else if (path === '/preview') servePreview(ctx);
+  else if (path === '/history') serveHistory(ctx);
   else if (path === '/events') streamChanges(ctx.services, res);
   else return false;
   return true;
@@ -99,6 +102,15 @@ function proveIdentity(ctx: RequestContext): void {
   // An unread body ends with the connection.
   if (!answer.ok) sendAnthropicError(res, 400, 'invalid_request_error', answer.message, hasBody ? { connection: 'close' } : {});
   else sendOk(res, answer.json);
+}
+
+/** `GET /history?range=hour|day|week` (default hour): each account's points over the range, as a JSON array (UsageSeries); 400 for another range. */
+function serveHistory(ctx: RequestContext): void {
+  const range = new URLSearchParams(ctx.url.slice(ctx.path.length + 1)).get('range') ?? 'hour';
+  if (!HISTORY_RANGES.includes(range as HistoryRange)) {
+    return sendAnthropicError(ctx.res, 400, 'invalid_request_error', `Claude Router: /history range: expected one of ${HISTORY_RANGES.join(', ')}.`);
+  }
+  sendJson(ctx.res, ctx.services.state.history.series(range as HistoryRange, ctx.services.now()));
 }
 
 /**

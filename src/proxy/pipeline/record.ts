@@ -41,10 +41,22 @@ export function record(ctx: RequestContext): void {
     },
   );
   s.decisions.append(decision);
-  if (ctx.route === 'messages') recordPerformance(ctx, decision.durationMs);
+  if (ctx.route === 'messages') {
+    recordPerformance(ctx, decision.durationMs);
+    countServed(ctx);
+  }
   if (s.log.debugEnabled?.() ?? true) {
     s.log.debug(`decision ${requestId} session=${info.sticky.keyHash ?? '-'} reason=${ctx.plan.selectionReason} served=${decision.servedBy ?? '-'} outcome=${outcome.outcome}`);
   }
+}
+
+/** Counts the request and its tokens in the serving account's history (the panel's requests and tokens over time). */
+function countServed(ctx: RequestContext): void {
+  const served = ctx.outcome.servedBy;
+  if (!served) return;
+  const u = ctx.outcome.usage;
+  const tokens = u ? { inputTokens: u.inputTokens, outputTokens: u.outputTokens, cacheReadTokens: u.cacheReadInputTokens, cacheCreationTokens: u.cacheCreationInputTokens } : null;
+  ctx.services.state.history.count(served.id, tokens, ctx.services.now());
 }
 
 /**

@@ -19,6 +19,7 @@ import { AccountPerformance } from './accountPerformance';
 import { ConcurrencyTable } from './concurrency';
 import { LeaseTable } from './leases';
 import { ProbeTable } from './probes';
+import { UsageHistory } from './usageHistory';
 
 /** Counters shown in `/status`. */
 export interface RouterCounters {
@@ -70,6 +71,11 @@ export class RouterState {
   readonly affinity: SessionAffinityStore;
   /** Recent latency and failures per account (in memory only). */
   readonly performance = new AccountPerformance();
+  /**
+   * Each account's utilisation, requests and tokens over the last 7 days (bounded: usageHistory.ts). Saved in its own file
+   * by persistence.ts, at most once a minute; changing it signals no change (it changes with every request).
+   */
+  readonly history = new UsageHistory();
   readonly counters: RouterCounters = { requests: 0, served: 0, failovers: 0, noUsableAccount: 0, errors: 0, clientAborts: 0 };
   /** Requests started, for round-robin. */
   roundRobinCursor = 0;
@@ -165,6 +171,7 @@ export class RouterState {
     this.affinity.forgetAccount(account);
     this.performance.forgetAccount(account);
     this.concurrency.forget(account);
+    this.history.forget(account);
     this.changed();
   }
 

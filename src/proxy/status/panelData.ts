@@ -11,7 +11,7 @@ import { metricsFromRecord, type DecisionRecord } from '../../routing/decision';
 import { sessionTimeline, type SwitchCause } from '../../routing/sessionTimeline';
 import type { StatusReport } from './status';
 import { accountState, candidateText, eligibilityText, explainReason, percent, poolSummary, timeUntil, whyNow, type AccountState } from './statusView';
-import type { HistoryRange, UsageSeries } from './usageHistory';
+import type { HistoryRange, UsageSeries } from '../state/usageHistory';
 
 /** One usage bar: `used` is a fraction 0–1 (null: unknown). */
 export interface BarView {
