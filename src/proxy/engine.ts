@@ -27,6 +27,7 @@ import { runSteps, type Step } from './pipeline/steps';
 import { REQUEST_ID_HEADER, sendAnthropicError } from './relay/clientAnswer';
 import { ConfigGeneration, type ConfigStatus, type RuntimeConfig } from './runtimeConfig';
 import type { DecisionSink } from './state/decisionLog';
+import { parseDecisionQuery, type DecisionPage } from './state/decisionQuery';
 import type { RouterState } from './state/routerState';
 import { PacedRelease } from './state/pacedRelease';
 import { RetryBudget } from './state/retryBudget';
@@ -237,6 +238,17 @@ export class RouterEngine {
   /** A person's "Reset Cooldown" of `label` (see resetAccountCooldown); undefined when no account has that label. */
   resetCooldown(label: string): ResetCooldownAnswer | undefined {
     return resetAccountCooldown(this.services, label);
+  }
+
+  /**
+   * A page of the decision log on disk, as `GET /decisions?<query>` answers it (the same parser and
+   * reader: decisionQuery.ts): the newest matching records, oldest first, and the cursor of the
+   * page before them (null when none is left); `{ error }` names a bad parameter.
+   * @throws Error when the log cannot be read
+   */
+  async queryDecisions(query: string): Promise<DecisionPage | { error: string }> {
+    const q = parseDecisionQuery(query);
+    return 'error' in q ? q : this.services.decisions.query(q);
   }
 
   /** The most recent decision records, newest last. */

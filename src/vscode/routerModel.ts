@@ -99,6 +99,32 @@ export class RouterModel implements vscode.Disposable {
     }
   }
 
+  /**
+   * A page of the decision log on disk through the one query path of `/decisions` (decisionQuery.ts):
+   * this window's engine when it leads, the leading window's `/decisions` otherwise.
+   * @param query `/decisions` parameters (`limit`, `session`, `account`, `outcome`, `reason`, `since`, `until`, `request`, `before`)
+   * @returns the records (oldest first) and the cursor of the page before them (null: none left)
+   * @throws Error naming a bad parameter, or why the log cannot be read
+   */
+  async queryDecisions(query: string): Promise<{ records: DecisionRecord[]; next: string | null }> {
+    const role = this.service.role;
+    const engine = this.service.engine;
+    if ((role.kind === 'leader' || role.kind === 'starting') && engine) {
+      const page = await engine.queryDecisions(query);
+      if ('error' in page) throw new Error(page.error);
+      return page;
+    }
+    if (role.kind !== 'follower') throw new Error(role.kind === 'blocked' ? role.reason : 'the proxy is stopped');
+    const [answer] = await fetchFromRouter(role.url, this.service.clientKey, [`/decisions?${query}`]);
+    if (answer.statusCode !== 200) throw new Error(`the leading window answered ${answer.statusCode}: ${answer.text.slice(0, 200)}`);
+    const link = answer.headers.link;
+    const before = typeof link === 'string' ? /[?&]before=([^&>]+)/.exec(link)?.[1] : undefined;
+    return {
+      records: (JSON.parse(answer.text) as unknown[]).map(readDecisionRecord).filter((r) => r !== null),
+      next: before ? decodeURIComponent(before) : null,
+    };
+  }
+
   dispose(): void {
     clearInterval(this.ticker);
     if (this.pending) clearTimeout(this.pending);

@@ -114,7 +114,7 @@ function serveHistory(ctx: RequestContext): void {
 }
 
 /**
- * `GET /decisions?limit=&session=&account=&outcome=&reason=&since=&before=`: the newest matching
+ * `GET /decisions?limit=&session=&account=&outcome=&reason=&since=&until=&request=&before=`: the newest matching
  * decision records, oldest first, as a JSON array; when older ones may match, a
  * `link: </decisions?…&before=<cursor>>; rel="next"` header names the next page. A bad parameter
  * gets 400 naming it; a log that cannot be read, 500.
