@@ -467,7 +467,7 @@ describe('the VSIX in real VS Code, driven like a user', function () {
     // More requests and refreshes: the same episode, no second alert.
     await sendRequest(proxyFile, 'ui-alert-session', null);
     await runCommand(page, 'Claude Router: Refresh');
-    await waitForWebviewText(page, /2 of the last 2 decisions/, 20_000);
+    await waitForWebviewText(page, /2 matching decisions from the log/, 20_000);
     assert.equal(await page.locator('.notifications-toasts .notification-toast', { hasText: alert }).count(), 1, 'one alert per episode');
     // Its action starts signing in again to that account.
     await toast.locator('.monaco-button', { hasText: 'Sign In' }).click();
