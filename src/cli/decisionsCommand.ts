@@ -19,6 +19,8 @@ export interface DecisionsOptions extends ProxyTargetOptions {
   outcome?: string;
   reason?: string;
   since?: string;
+  until?: string;
+  request?: string;
   json?: boolean;
   /** Keep printing new decisions as they are made. */
   follow?: boolean;
@@ -39,11 +41,11 @@ const UNIT_MS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 
  * @returns epoch ms
  * @throws UsageError for anything else
  */
-export function sinceMs(value: string, now = Date.now()): number {
+export function sinceMs(value: string, now = Date.now(), option = '--since'): number {
   const ago = /^(\d+)\s*([smhd])$/.exec(value.trim());
   if (ago) return now - Number(ago[1]) * UNIT_MS[ago[2]];
   const ms = /^\d+$/.test(value) ? Number(value) : Date.parse(value);
-  if (!Number.isFinite(ms)) throw new UsageError(`--since: expected an ISO-8601 time, epoch milliseconds or a time ago (30m, 2h, 3d), got "${value}"`);
+  if (!Number.isFinite(ms)) throw new UsageError(`${option}: expected an ISO-8601 time, epoch milliseconds or a time ago (30m, 2h, 3d), got "${value}"`);
   return ms;
 }
 
@@ -55,8 +57,9 @@ export async function runDecisions(values: DecisionsOptions): Promise<number> {
   const limit = Number(values.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw new UsageError(`--limit: expected an integer 1–${MAX_LIMIT}, got "${values.limit}"`);
   const params = new URLSearchParams();
-  for (const key of ['session', 'account', 'outcome', 'reason'] as const) if (values[key] !== undefined) params.set(key, values[key]);
+  for (const key of ['session', 'account', 'outcome', 'reason', 'request'] as const) if (values[key] !== undefined) params.set(key, values[key]);
   if (values.since !== undefined) params.set('since', String(sinceMs(values.since)));
+  if (values.until !== undefined) params.set('until', String(sinceMs(values.until, Date.now(), '--until')));
   // The endpoint's own check, before asking: a bad filter is a usage error here.
   const checked = parseDecisionQuery(params.toString());
   if ('error' in checked) throw new UsageError(`--${checked.error}`);

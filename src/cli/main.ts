@@ -3,7 +3,7 @@
  *
  *   claude-router start [--config proxy-config.yaml] [--port N]
  *   claude-router status [--watch] [--json]
- *   claude-router decisions [-n N] [--session H] [--account A] [--outcome O] [--since T]
+ *   claude-router decisions [-n N] [--session H] [--account A] [--outcome O] [--reason R] [--since T] [--until T] [--request ID]
  *   claude-router explain [--model M]
  *   claude-router estimation [--json]
  *   claude-router demo [--port N]
@@ -117,7 +117,7 @@ export function buildProgram(done: (code: number) => void): Command {
   addProxyOptions(
     program
       .command('decisions')
-      .summary('the last decisions, each candidate’s verdict in words (filters: --session, --account, --outcome, --since)')
+      .summary('the last decisions, each candidate’s verdict in words (filters: --session, --account, --outcome, --reason, --since, --until, --request)')
       .description(
         "The running proxy's last decisions from its decision log (on disk, across rotations), oldest first: when, which model and session, the account that served it and why, and every candidate's verdict in words.",
       ),
@@ -128,6 +128,8 @@ export function buildProgram(done: (code: number) => void): Command {
     .addOption(new Option('--outcome <outcome>', 'only this outcome').choices(DECISION_OUTCOMES))
     .addOption(new Option('--reason <reason>', 'only this selection reason (session_affinity, weekly_reset, …)').choices(SELECTION_REASONS))
     .option('--since <time>', 'only requests since: ISO-8601, epoch ms, or a time ago (30m, 2h, 3d)')
+    .option('--until <time>', 'only requests until: ISO-8601, epoch ms, or a time ago (30m, 2h, 3d)')
+    .option('--request <id>', 'only this request (its x-claude-router-request-id, or a prefix of one)')
     .option('--json', 'the decision records as JSON (with --follow: one record per line)')
     .option('-f, --follow', 'keep printing new decisions as they are made (Ctrl-C ends)')
     .addHelpText(

@@ -27,12 +27,14 @@ import { runSteps, type Step } from './pipeline/steps';
 import { REQUEST_ID_HEADER, sendAnthropicError } from './relay/clientAnswer';
 import { ConfigGeneration, type ConfigStatus, type RuntimeConfig } from './runtimeConfig';
 import type { DecisionSink } from './state/decisionLog';
+import { parseDecisionQuery, type DecisionPage } from './state/decisionQuery';
 import type { RouterState } from './state/routerState';
 import { PacedRelease } from './state/pacedRelease';
 import { HeaderNotes } from './state/headerNotes';
 import { RetryBudget } from './state/retryBudget';
 import { WaitingRoom } from './state/waitingRoom';
 import type { StatusReport } from './status/status';
+import type { HistoryRange, UsageSeries } from './state/usageHistory';
 import { createUpstreamAgent } from './upstream/agent';
 
 /** The request path: each step reads and fills the request's context; a step that answers ends it. */
@@ -62,6 +64,11 @@ export interface EngineOptions {
   /** Where each effective routing value came from (`default`, `settings`, a file path). */
   sources?: Record<string, string>;
 }
+
+/** The history samples every account's utilisation this often, ms. */
+const SAMPLE_EVERY_MS = 60_000;
+/** … and this long after the state changed (once per burst of changes), ms. */
+const SAMPLE_AFTER_CHANGE_MS = 2_000;
 
 export class RouterEngine {
   readonly configStatus: ConfigStatus;
@@ -96,6 +103,41 @@ export class RouterEngine {
     };
     this.state.affinity.setIdleTtl(opts.config.policy.sessionAffinityIdleTtlMs);
     this.state.sessionWork.setIdleTtl(opts.config.policy.sessionAffinityIdleTtlMs);
+    this.sampler = setInterval(this.sampleUsage, SAMPLE_EVERY_MS);
+    this.sampler.unref?.();
+    this.state.events.on('changed', this.onStateChanged);
+  }
+
+  private readonly sampler: NodeJS.Timeout;
+  private sampleSoon: NodeJS.Timeout | undefined;
+  private readonly onStateChanged = (): void => {
+    if (this.sampleSoon) return;
+    this.sampleSoon = setTimeout(this.sampleUsage, SAMPLE_AFTER_CHANGE_MS);
+    this.sampleSoon.unref?.();
+  };
+
+  /**
+   * Samples every configured account's 5-hour and weekly utilisation (the numbers `/status` shows
+   * for a model-less request) and cooldown into the usage history; forgets accounts no longer configured.
+   */
+  readonly sampleUsage = (): void => {
+    this.sampleSoon = undefined;
+    const now = this.services.now();
+    const config = this.services.live.config;
+    const metrics = this.metricsFor(config, null, now);
+    const history = this.state.history;
+    history.keepOnly(new Set(config.accounts.map((a) => a.label)));
+    for (const a of config.accounts) {
+      const m = metrics.get(a.label);
+      if (!m) continue;
+      const cd = this.state.cooldowns.get(a.label);
+      history.sample(a.label, { session: m.sessionUsed, weekly: m.weeklyUsed, cooling: cd !== undefined && cd.untilMs > now }, now);
+    }
+  };
+
+  /** Each configured account's utilisation, requests and tokens over `range` up to now (the `/history` endpoint's answer). */
+  history(range: HistoryRange): UsageSeries[] {
+    return this.state.history.series(range, this.services.now());
   }
 
   /** The configuration new requests will use. */
@@ -202,6 +244,17 @@ export class RouterEngine {
     return resetAccountCooldown(this.services, label);
   }
 
+  /**
+   * A page of the decision log on disk, as `GET /decisions?<query>` answers it (the same parser and
+   * reader: decisionQuery.ts): the newest matching records, oldest first, and the cursor of the
+   * page before them (null when none is left); `{ error }` names a bad parameter.
+   * @throws Error when the log cannot be read
+   */
+  async queryDecisions(query: string): Promise<DecisionPage | { error: string }> {
+    const q = parseDecisionQuery(query);
+    return 'error' in q ? q : this.services.decisions.query(q);
+  }
+
   /** The most recent decision records, newest last. */
   recentDecisions(limit: number): DecisionRecord[] {
     return this.services.decisions.recent(limit);
@@ -213,6 +266,10 @@ export class RouterEngine {
    * the HTTP server first: its connections are what ends those requests.
    */
   async close(graceMs = 5_000): Promise<void> {
+    clearInterval(this.sampler);
+    if (this.sampleSoon) clearTimeout(this.sampleSoon);
+    this.sampleUsage(); // the last numbers, saved with the history
+    this.state.events.off('changed', this.onStateChanged);
     endChangeStreams(this.services);
     this.services.coolingRelease.close();
     this.services.waitingRoom.close();

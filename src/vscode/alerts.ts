@@ -38,6 +38,8 @@ export class AlertController implements vscode.Disposable {
   private readonly subscriptions: vscode.Disposable[];
   /** The messages shown so far in this window, oldest first (for the extension's tests). */
   readonly shown: string[] = [];
+  /** Each shown message's action, by message: what its buttons do. */
+  private readonly actions = new Map<string, (choice: string) => unknown>();
 
   constructor(
     private readonly model: RouterModel,
@@ -105,8 +107,18 @@ export class AlertController implements vscode.Disposable {
     );
   }
 
+  /**
+   * Does what a click on `choice` of the alert `message` does (the extension's tests: a
+   * notification's buttons cannot be clicked from the extension host).
+   * @returns what the action returns, awaited; undefined for a message never shown
+   */
+  async choose(message: string, choice: string): Promise<unknown> {
+    return this.actions.get(message)?.(choice);
+  }
+
   private notify(severity: 'warning' | 'error', message: string, actions: string[], act: (choice: string) => unknown): void {
     this.shown.push(message);
+    this.actions.set(message, act);
     const show = severity === 'warning' ? vscode.window.showWarningMessage : vscode.window.showErrorMessage;
     void show(message, ...actions).then((choice) => (choice ? act(choice) : undefined));
   }

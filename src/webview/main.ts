@@ -7,10 +7,10 @@
  */
 import morphdom from 'morphdom';
 import type { PanelData } from '../proxy/status/panelData';
-import type { HistoryRange } from '../proxy/status/usageHistory';
+import type { HistoryRange } from '../proxy/state/usageHistory';
 import { accountsSection } from './accounts';
 import { chartsSection } from './charts';
-import { decisionsSection, PAGE, type DecisionFilter } from './decisions';
+import { decisionsSection, filterParams, NO_FILTER, type DecisionFilter } from './decisions';
 import { h } from './dom';
 import { estimationSection, metricsSection, policySection, sessionsSection } from './tables';
 import { timelineSection } from './timeline';
@@ -30,8 +30,10 @@ interface ViewState {
   filter: DecisionFilter;
   /** The selected session's key hash. */
   selected: string | null;
-  shown: number;
 }
+
+/** The chart ranges (usageHistory.ts's HISTORY_RANGES: the page imports no code of the extension). */
+const isRange = (v: unknown): v is HistoryRange => v === 'hour' || v === 'day' || v === 'week';
 
 const vscode = acquireVsCodeApi();
 const root = document.getElementById('root')!;
@@ -43,11 +45,10 @@ function restore(saved: unknown): ViewState {
   const s = (saved && typeof saved === 'object' ? saved : {}) as Partial<ViewState>;
   const str = (v: unknown) => (typeof v === 'string' ? v : '');
   return {
-    range: s.range === 'day' ? 'day' : 'hour',
+    range: isRange(s.range) ? s.range : 'hour',
     open: Array.isArray(s.open) ? s.open.filter((k): k is string => typeof k === 'string').slice(-200) : [],
-    filter: { account: str(s.filter?.account), outcome: str(s.filter?.outcome), session: str(s.filter?.session), request: str(s.filter?.request) },
+    filter: Object.fromEntries(Object.keys(NO_FILTER).map((k) => [k, str((s.filter as Record<string, unknown> | undefined)?.[k])])) as unknown as DecisionFilter,
     selected: typeof s.selected === 'string' ? s.selected : null,
-    shown: typeof s.shown === 'number' && s.shown > 0 ? s.shown : PAGE,
   };
 }
 
@@ -68,7 +69,7 @@ function page(d: PanelData | null): Node[] {
         accountsSection(d),
         chartsSection(d, open),
         timelineSection(d, view.selected),
-        decisionsSection(d, view.filter, open, view.shown),
+        decisionsSection(d, view.filter, open),
         sessionsSection(d),
         policySection(d),
         metricsSection(d),
@@ -99,19 +100,28 @@ root.addEventListener('click', (e) => {
   if (!target) return;
   const { action, command, range, hash } = target.dataset;
   if (action === 'run' && command) vscode.postMessage({ type: 'run', command });
-  else if (action === 'range' && (range === 'hour' || range === 'day')) {
+  else if (action === 'range' && isRange(range)) {
     update((v) => (v.range = range));
     vscode.postMessage({ type: 'range', range });
   } else if (action === 'session' && hash) update((v) => (v.selected = hash));
   else if (action === 'filter-session' && hash) {
-    update((v) => {
-      v.filter = { account: '', outcome: '', session: hash.slice(0, 8), request: '' };
-      v.shown = PAGE;
-    });
+    setFilter({ ...NO_FILTER, session: hash.slice(0, 8) });
     document.getElementById('decisions')?.scrollIntoView();
-  } else if (action === 'clear-filters') update((v) => (v.filter = { account: '', outcome: '', session: '', request: '' }));
-  else if (action === 'more') update((v) => (v.shown += PAGE));
+  } else if (action === 'clear-filters') setFilter({ ...NO_FILTER });
+  else if (action === 'more') vscode.postMessage({ type: 'more-decisions' });
 });
+
+/** Asks the extension to read the log for the viewer's filter (it posts the page with the next update). */
+function askDecisions(): void {
+  vscode.postMessage({ type: 'decisions', filter: filterParams(view.filter) });
+}
+
+/** Shows `filter`'s decisions: patched now, the log read again when the parameters it sends changed. */
+function setFilter(filter: DecisionFilter): void {
+  const before = JSON.stringify(filterParams(view.filter));
+  update((v) => (v.filter = filter));
+  if (JSON.stringify(filterParams(filter)) !== before) askDecisions();
+}
 
 // `toggle` does not bubble: listen in the capture phase.
 root.addEventListener(
@@ -131,10 +141,7 @@ function onFilter(e: Event): void {
   if (!name) return;
   const value = name === 'session' ? el.value.trim().toLowerCase() : name === 'request' ? el.value.trim() : el.value;
   if (view.filter[name] === value) return;
-  update((v) => {
-    v.filter = { ...v.filter, [name]: value };
-    v.shown = PAGE;
-  });
+  setFilter({ ...view.filter, [name]: value });
 }
 root.addEventListener('input', onFilter);
 root.addEventListener('change', onFilter);
@@ -147,3 +154,4 @@ window.addEventListener('message', (e: MessageEvent<{ type?: string; data?: Pane
 
 render();
 vscode.postMessage({ type: 'ready', range: view.range });
+askDecisions();

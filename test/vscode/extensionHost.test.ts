@@ -82,14 +82,15 @@ describe('VS Code extension host (code-server + Chromium)', function () {
     }
   });
 
-  it('on a port a squatter holds: the window sends it no key, sets no terminal environment, and leads once it leaves', async () => {
+  it("on a port a squatter holds: the window sends it no key, sets no terminal environment, its alert's actions show the holder and pick another port, and it leads once the squatter leaves", async () => {
     assertExtensionBuilt();
     const squatter = await startPortHolder();
     const temp = fs.mkdtempSync(path.join(os.tmpdir(), 'ext-host-squatted-'));
     try {
       const userDataDir = path.join(temp, 'user-data');
       writeQuietSettings(userDataDir, { 'claudeRouter.port': squatter.port });
-      const env = { CLAUDE_ROUTER_TEST_SQUATTER: squatter.url, CLAUDE_ROUTER_VSCODE_GREP: 'squatted port' };
+      // The squatter runs in this process: the window's "Show What Holds It" names its id.
+      const env = { CLAUDE_ROUTER_TEST_SQUATTER: squatter.url, CLAUDE_ROUTER_TEST_SQUATTER_PID: String(process.pid), CLAUDE_ROUTER_VSCODE_GREP: 'squatted port' };
       const code = await runExtensionTests({ extensionDevelopmentPath, extensionTestsPath, timeoutMs: 150_000, userDataDir, env });
       assert.equal(code, 0, 'the squatted-port test failed: see the [vscode] lines above and test-artifacts/');
       assert.ok(

@@ -178,7 +178,7 @@ describe('the VSIX in real VS Code, driven like a user', function () {
     // The sample traffic (about 20 s) spreads the conversations: two accounts or more serve them.
     await runCommand(page, 'Claude Router: Show Routing Status');
     const panel = await waitForWebviewText(page, /Sessions over time/, 30_000);
-    await panel.locator('#decisions-count', { hasText: /^3\d of the last/ }).waitFor({ state: 'visible', timeout: 45_000 });
+    await panel.locator('#decisions-count', { hasText: /^3\d matching decisions from the log/ }).waitFor({ state: 'visible', timeout: 45_000 });
     const shares = await panel.locator('.account-head .muted').allInnerTexts();
     const serving = shares.filter((t) => /[1-9]\d*% of the last/.test(t));
     assert.ok(serving.length >= 2, `requests spread over accounts: ${shares.join(' | ')}`);
@@ -252,8 +252,50 @@ describe('the VSIX in real VS Code, driven like a user', function () {
       if (values.length >= 2) multi++;
     }
     assert.ok(multi >= 1, 'after the sample traffic a chart has a line, not a single dot');
+    // The requests and tokens each account served: a bar per interval, as tall as its count on the scale all accounts share.
+    const served = async () => {
+      let requests = 0;
+      let tokens = 0;
+      for (const chart of await charts.all()) {
+        const rows = await chart
+          .locator('table.samples tbody tr')
+          .evaluateAll((trs: any[]) => trs.map((tr) => ({ t: Number(tr.dataset.t), requests: Number(tr.dataset.requests), tokens: Number(tr.dataset.tokens) })));
+        for (const kind of ['requests', 'tokens'] as const) {
+          const box = chart.locator(`svg[data-kind="${kind}"]`);
+          const max = Number(await box.getAttribute('data-max'));
+          const bars = await box
+            .locator('rect')
+            .evaluateAll((rs: any[], k: string) => rs.map((r) => ({ t: Number(r.dataset.t), value: Number(r.dataset[k]), height: Number(r.getAttribute('height')) })), kind);
+          const expected = rows.filter((r) => r[kind] > 0);
+          assert.deepEqual(
+            bars.map((b) => [b.t, b.value]),
+            expected.map((r) => [r.t, r[kind]]),
+            `${kind}: a bar for each interval with any`,
+          );
+          for (const b of bars) assert.ok(Math.abs(b.height - (b.value / max) * 40) <= 0.05, `${kind} bar of ${b.value} (max ${max}) is ${b.height} high`);
+        }
+        requests += rows.reduce((n, r) => n + r.requests, 0);
+        tokens += rows.reduce((n, r) => n + r.tokens, 0);
+      }
+      return { requests, tokens };
+    };
+    const hour = await served();
+    assert.ok(hour.requests >= 20 && hour.tokens > 0, `the sample traffic's requests and tokens are counted: ${JSON.stringify(hour)}`);
     await frame.locator('#charts').scrollIntoViewIfNeeded();
     await screenshot(page, 'vscode-panel-charts');
+    // The last 7 days (the router's history, in 30-minute points) holds the same requests.
+    await frame.locator('#charts button', { hasText: 'Last 7 days' }).click();
+    await frame.locator('#charts figcaption', { hasText: 'over the last 7 days' }).first().waitFor({ state: 'visible', timeout: 10_000 });
+    for (const chart of await charts.all()) {
+      const summary = chart.locator('details.chart-data summary');
+      if ((await chart.locator('details.chart-data').getAttribute('open')) === null) await summary.click();
+      await chart.locator('table.samples tbody tr').first().waitFor({ state: 'visible', timeout: 5_000 });
+    }
+    assert.deepEqual(await served(), hour, 'the week counts the same requests and tokens');
+    await frame.locator('#charts').scrollIntoViewIfNeeded();
+    await screenshot(page, 'vscode-panel-charts-week');
+    await frame.locator('#charts button', { hasText: 'Last hour' }).click();
+    await frame.locator('#charts figcaption', { hasText: 'over the last hour' }).first().waitFor({ state: 'visible', timeout: 10_000 });
   });
 
   it("the session timeline shows each conversation in its accounts' colours, and a switch with its cause", async () => {
@@ -282,22 +324,29 @@ describe('the VSIX in real VS Code, driven like a user', function () {
     await screenshot(page, 'vscode-panel-timeline');
   });
 
-  it("the decision browser filters by account, outcome and session, and expands to every candidate's verdict", async () => {
+  it("the decision browser reads the log on disk: filters by account, session, request id, time and outcome, shows more, and expands to every candidate's verdict", async () => {
     const frame = panelFrame(page);
-    const total = await frame.locator('details.decision').count();
+    const decisions = frame.locator('details.decision');
+    const total = await decisions.count();
     await frame.locator('#filter-account').selectOption('personal');
+    await until(async () => ((n) => n > 0 && n < total)(await decisions.count()), 10_000, 'the decisions personal served or was tried for');
     const served = await frame.locator('details.decision summary strong').allInnerTexts();
-    assert.ok(served.length > 0 && served.length < total, `${served.length} of ${total} served by personal`);
-    assert.deepEqual([...new Set(served)], ['personal']);
+    assert.ok(served.includes('personal'), served.join(', '));
+    // An account is found where it served, or where it was tried and another served.
+    for (const other of await frame.locator('details.decision', { hasNot: frame.locator('summary strong', { hasText: /^personal$/ }) }).all()) {
+      await other.locator('summary').click();
+      assert.match(await other.locator('p', { hasText: 'Attempts:' }).innerText(), /personal →/);
+    }
     await frame.locator('#filter-account').selectOption('');
+    await until(async () => (await decisions.count()) === total, 10_000, 'every decision again');
     // "Show its decisions" from the timeline filters by the selected session's hash.
     await frame.locator('#lane-detail button', { hasText: 'Show its decisions' }).click();
     const prefix = await frame.locator('#filter-session').inputValue();
     assert.match(prefix, /^[0-9a-f]{8}$/);
     const requests = await frame.locator('#lane-detail tbody tr').count();
-    assert.equal(await frame.locator('details.decision').count(), requests, "the session's requests, one decision each");
+    await until(async () => (await decisions.count()) === requests, 10_000, "the session's requests, one decision each");
     for (const summary of await frame.locator('details.decision summary').allInnerTexts()) assert.ok(summary.includes(prefix), summary);
-    const first = frame.locator('details.decision').first();
+    const first = decisions.first();
     await first.locator('summary').click();
     const verdicts = first.locator('table.candidates tbody tr');
     assert.equal(await verdicts.count(), 3, 'every candidate');
@@ -305,11 +354,36 @@ describe('the VSIX in real VS Code, driven like a user', function () {
     await frame.locator('#decisions').scrollIntoViewIfNeeded();
     await screenshot(page, 'vscode-panel-decisions');
     await frame.locator('button', { hasText: 'Clear filters' }).click();
+    await until(async () => (await decisions.count()) === total, 10_000, 'every decision again');
     // A request looked up by its id (as an answer's x-claude-router-request-id names it).
-    const id = (await frame.locator('details.decision').nth(2).getAttribute('id'))!.slice('decision-'.length);
+    const id = (await decisions.nth(2).getAttribute('id'))!.slice('decision-'.length);
     await frame.locator('#filter-request').fill(id);
-    await frame.locator('#decisions-count', { hasText: /^1 of the last/ }).waitFor({ state: 'visible', timeout: 5_000 });
-    assert.equal(await frame.locator('details.decision').getAttribute('id'), `decision-${id}`);
+    await frame.locator('#decisions-count', { hasText: /^1 matching decision from the log/ }).waitFor({ state: 'visible', timeout: 10_000 });
+    assert.equal(await decisions.getAttribute('id'), `decision-${id}`);
+    await frame.locator('button', { hasText: 'Clear filters' }).click();
+    // A time span, in the viewer's local time: from an hour ahead nothing; from two hours ago to an hour ahead, everything.
+    const local = (ms: number) => new Date(ms - new Date(ms).getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+    await frame.locator('#filter-since').fill(local(Date.now() + 3_600_000));
+    await frame.locator('#decisions-count', { hasText: 'No decision in the log matches.' }).waitFor({ state: 'visible', timeout: 10_000 });
+    assert.equal(await decisions.count(), 0);
+    await frame.locator('#filter-since').fill(local(Date.now() - 7_200_000));
+    await frame.locator('#filter-until').fill(local(Date.now() + 3_600_000));
+    await until(async () => (await decisions.count()) === total, 10_000, 'every decision within the span');
+    await frame.locator('#decisions').scrollIntoViewIfNeeded();
+    await screenshot(page, 'vscode-panel-decisions-time');
+    await frame.locator('button', { hasText: 'Clear filters' }).click();
+    // More than a page in the log: the first page has 50, "Show more" reads the next from the log.
+    const extra = Math.max(0, 60 - total);
+    for (let i = 0; i < extra; i += 10) await Promise.all(Array.from({ length: Math.min(10, extra - i) }, (_, j) => sendRequest(proxyFile, `ui-more-${i + j}`)));
+    await frame.locator('#filter-outcome').selectOption('success');
+    await frame.locator('#decisions-count', { hasText: /^50 matching decisions from the log, newest first; older ones may match/ }).waitFor({ state: 'visible', timeout: 15_000 });
+    assert.equal(await decisions.count(), 50);
+    await frame.locator('#decisions-more').click();
+    await until(async () => (await decisions.count()) > 50, 10_000, 'the next page');
+    const ids = await decisions.evaluateAll((ds: any[]) => ds.map((d) => d.id));
+    assert.equal(new Set(ids).size, ids.length, 'each decision once');
+    assert.ok(ids.length <= 100, `at most two pages: ${ids.length}`);
+    await frame.locator('#decisions-count', { hasText: new RegExp(`^${ids.length} matching decisions from the log`) }).waitFor({ state: 'visible', timeout: 5_000 });
     await frame.locator('button', { hasText: 'Clear filters' }).click();
     // The whole log, on disk, in an editor.
     await frame.locator('button', { hasText: 'Open Decision Log' }).click();
@@ -393,7 +467,7 @@ describe('the VSIX in real VS Code, driven like a user', function () {
     // More requests and refreshes: the same episode, no second alert.
     await sendRequest(proxyFile, 'ui-alert-session', null);
     await runCommand(page, 'Claude Router: Refresh');
-    await waitForWebviewText(page, /2 of the last 2 decisions/, 20_000);
+    await waitForWebviewText(page, /2 matching decisions from the log/, 20_000);
     assert.equal(await page.locator('.notifications-toasts .notification-toast', { hasText: alert }).count(), 1, 'one alert per episode');
     // Its action starts signing in again to that account.
     await toast.locator('.monaco-button', { hasText: 'Sign In' }).click();
@@ -438,6 +512,15 @@ async function sendRequest(proxyFile: string, session: string, expected: number 
   });
   const text = await res.text();
   if (expected !== null) assert.equal(res.status, expected, text);
+}
+
+/** Waits until `cond` holds, checking every 100 ms; fails naming `what` after `ms`. */
+async function until(cond: () => Promise<boolean>, ms: number, what: string): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 /** The content frame of the visible webview (the status panel). */

@@ -5,7 +5,8 @@
  * key: `GET /status[?model=<id>]` (the report, no secrets), `GET /decisions` (decision records from
  * the log on disk, filtered and paged: decisionQuery.ts), `GET /estimation` (cost leases: the output
  * estimate per model, the reservations per account), `GET /preview` (how a new
- * request would be routed now), `GET /events` (a change stream) and
+ * request would be routed now), `GET /history?range=hour|day|week` (each account's utilisation,
+ * requests and tokens over time: usageHistory.ts), `GET /events` (a change stream) and
  * `POST /accounts/<label>/reset-cooldown` (a person's "Reset Cooldown").
  */
 import type { ServerResponse } from 'node:http';
@@ -16,6 +17,7 @@ import { planFor } from '../pipeline/plan';
 import { buildEstimation } from '../status/estimation';
 import { buildStatus, type PreviewReport, type StatusReport } from '../status/status';
 import { parseDecisionQuery } from '../state/decisionQuery';
+import { HISTORY_RANGES, type HistoryRange } from '../state/usageHistory';
 import { isStickyKeyHash } from '../../routing/identify';
 import { answerIdentity, IDENTITY_PATH } from './identity';
 
@@ -37,6 +39,7 @@ export function serveLocal(ctx: RequestContext): boolean {
   else if (path === '/decisions') serveDecisions(ctx);
   else if (path === '/estimation') sendJson(res, buildEstimation(ctx.services.state, ctx.services.live.config));
   else if (path === '/preview') servePreview(ctx);
+  else if (path === '/history') serveHistory(ctx);
   else if (path === '/events') streamChanges(ctx.services, res);
   else return false;
   return true;
@@ -104,8 +107,17 @@ function proveIdentity(ctx: RequestContext): void {
   else sendOk(res, answer.json);
 }
 
+/** `GET /history?range=hour|day|week` (default hour): each account's points over the range, as a JSON array (UsageSeries); 400 for another range. */
+function serveHistory(ctx: RequestContext): void {
+  const range = new URLSearchParams(ctx.url.slice(ctx.path.length + 1)).get('range') ?? 'hour';
+  if (!HISTORY_RANGES.includes(range as HistoryRange)) {
+    return sendAnthropicError(ctx.res, 400, 'invalid_request_error', `Claude Router: /history range: expected one of ${HISTORY_RANGES.join(', ')}.`);
+  }
+  sendJson(ctx.res, ctx.services.state.history.series(range as HistoryRange, ctx.services.now()));
+}
+
 /**
- * `GET /decisions?limit=&session=&account=&outcome=&reason=&since=&before=`: the newest matching
+ * `GET /decisions?limit=&session=&account=&outcome=&reason=&since=&until=&request=&before=`: the newest matching
  * decision records, oldest first, as a JSON array; when older ones may match, a
  * `link: </decisions?…&before=<cursor>>; rel="next"` header names the next page. A bad parameter
  * gets 400 naming it; a log that cannot be read, 500.

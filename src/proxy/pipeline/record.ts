@@ -45,10 +45,22 @@ export function record(ctx: RequestContext): void {
   if (ctx.route === 'messages' && outcome.outcome === 'success' && served && !served.fallback && outcome.usage) {
     s.state.recordServed(served.id, info.sticky.keyHash, usageTokens(outcome.usage), modelFamily(info.model ?? undefined), s.now());
   }
-  if (ctx.route === 'messages') recordPerformance(ctx, decision.durationMs);
+  if (ctx.route === 'messages') {
+    recordPerformance(ctx, decision.durationMs);
+    countServed(ctx);
+  }
   if (s.log.debugEnabled?.() ?? true) {
     s.log.debug(`decision ${requestId} session=${info.sticky.keyHash ?? '-'} reason=${ctx.plan.selectionReason} served=${decision.servedBy ?? '-'} outcome=${outcome.outcome}`);
   }
+}
+
+/** Counts the request and its tokens in the serving account's history (the panel's requests and tokens over time). */
+function countServed(ctx: RequestContext): void {
+  const served = ctx.outcome.servedBy;
+  if (!served) return;
+  const u = ctx.outcome.usage;
+  const tokens = u ? { inputTokens: u.inputTokens, outputTokens: u.outputTokens, cacheReadTokens: u.cacheReadInputTokens, cacheCreationTokens: u.cacheCreationInputTokens } : null;
+  ctx.services.state.history.count(served.id, tokens, ctx.services.now());
 }
 
 /**

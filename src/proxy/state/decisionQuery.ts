@@ -23,6 +23,10 @@ export interface DecisionFilter {
   reason?: string;
   /** Only requests that arrived at or after this time, epoch ms. */
   sinceMs?: number;
+  /** Only requests that arrived at or before this time, epoch ms. */
+  untilMs?: number;
+  /** The router's request id (`x-claude-router-request-id` of an answer), or a prefix of one. */
+  request?: string;
 }
 
 /** One page: records oldest first, and the cursor of the page before them (null when there is none). */
@@ -44,6 +48,8 @@ export function matchesFilter(r: DecisionRecord, f: DecisionFilter): boolean {
   if (f.outcome !== undefined && r.outcome !== f.outcome) return false;
   if (f.reason !== undefined && r.selectionReason !== f.reason) return false;
   if (f.sinceMs !== undefined && Date.parse(r.ts) < f.sinceMs) return false;
+  if (f.untilMs !== undefined && Date.parse(r.ts) > f.untilMs) return false;
+  if (f.request !== undefined && !r.requestId.startsWith(f.request)) return false;
   return true;
 }
 
@@ -57,6 +63,7 @@ function needles(f: DecisionFilter): Buffer[] {
   if (f.account !== undefined) out.push(JSON.stringify(f.account));
   if (f.outcome !== undefined) out.push(`"${f.outcome}"`);
   if (f.reason !== undefined) out.push(`"${f.reason}"`);
+  if (f.request !== undefined) out.push(JSON.stringify(f.request).slice(0, -1)); // the opening quote and the prefix
   return out.map((n) => Buffer.from(n));
 }
 
@@ -71,7 +78,8 @@ export interface DecisionQuery {
 
 /**
  * Parses the query string of `/decisions`: `limit` (1–500, default 50; a number out of range is
- * clamped), `session`, `account`, `outcome`, `reason`, `since` (ISO-8601 or epoch ms), `before`.
+ * clamped), `session`, `account`, `outcome`, `reason`, `since` and `until` (ISO-8601 or epoch ms,
+ * both inclusive), `request` (a request id or a prefix of one), `before`.
  * @returns the query, or an error naming the parameter and the reason
  */
 export function parseDecisionQuery(query: string): DecisionQuery | { error: string } {
@@ -94,11 +102,20 @@ export function parseDecisionQuery(query: string): DecisionQuery | { error: stri
     if (!SELECTION_REASONS.includes(reason as SelectionReason)) return { error: `reason: expected one of ${SELECTION_REASONS.join(', ')}` };
     filter.reason = reason;
   }
-  const since = p.get('since');
-  if (since !== null) {
-    const ms = /^\d+$/.test(since) ? Number(since) : Date.parse(since);
-    if (!Number.isFinite(ms)) return { error: 'since: expected an ISO-8601 time or epoch milliseconds' };
-    filter.sinceMs = ms;
+  for (const [name, key] of [
+    ['since', 'sinceMs'],
+    ['until', 'untilMs'],
+  ] as const) {
+    const value = p.get(name);
+    if (value === null) continue;
+    const ms = /^\d+$/.test(value) ? Number(value) : Date.parse(value);
+    if (!Number.isFinite(ms)) return { error: `${name}: expected an ISO-8601 time or epoch milliseconds` };
+    filter[key] = ms;
+  }
+  const request = p.get('request');
+  if (request !== null) {
+    if (!/^[A-Za-z0-9_-]{1,100}$/.test(request)) return { error: 'request: expected a request id (letters, digits, _ and -) or a prefix of one' };
+    filter.request = request;
   }
   const before = p.get('before') ?? undefined;
   if (before !== undefined && !CURSOR.test(before)) return { error: 'before: expected a cursor from a previous page' };

@@ -22,6 +22,11 @@
  * - close saves only what changed since the last save.
  * Two routers writing within the same few milliseconds can still lose one
  * write (there is no file lock); the next save of either repairs it.
+ *
+ * The usage history (usageHistory.ts: 7 days per account at one-minute resolution) changes with
+ * every request, so it has its own file next to the state, `usage-history.json`, written by the
+ * router that saves at most once a minute (and at flush and close), restored at start; a router
+ * taking over (`lead()`) adds the file's intervals it does not hold itself.
  */
 import { promises as fs, readFileSync, statSync, type Stats } from 'node:fs';
 import * as path from 'node:path';
@@ -55,6 +60,10 @@ export interface PersistOptions {
   saving?: boolean;
   /** Told when the file held state saved by another router that was folded in. */
   log?: (message: string) => void;
+  /** The usage history's file (default `usage-history.json` next to `file`). */
+  historyFile?: string;
+  /** How often the usage history is written while this router saves, ms (default 60 000). */
+  historyEveryMs?: number;
 }
 
 /** What the file holds, with its generation and identity (to skip parsing an unchanged file). */
@@ -97,13 +106,32 @@ function exists(file: string): boolean {
   }
 }
 
+/** Adds the intervals of the saved usage history in `file` that `state` does not hold; nothing when it cannot be read. */
+function loadHistory(state: RouterState, file: string, nowMs: number): void {
+  try {
+    state.history.load(JSON.parse(readFileSync(file, 'utf8')), nowMs);
+  } catch {
+    /* no history yet, or unreadable: it starts empty */
+  }
+}
+
+/** Writes `text` to `file` through a temporary file of this process's own, so a reader never sees half of it. */
+async function writeAtomic(file: string, text: string): Promise<void> {
+  await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+  const tmp = `${file}.${process.pid}.tmp`;
+  await fs.writeFile(tmp, text, { mode: 0o600 });
+  await fs.rename(tmp, file);
+}
+
 /**
  * Restores `state` from `opts.file` and saves it there after changes.
  * Never throws: a write that fails is retried with the next change.
  */
 export function persistState(state: RouterState, opts: PersistOptions): StatePersistence {
   const { file, now = Date.now, debounceMs = 1_000, log } = opts;
+  const historyFile = opts.historyFile ?? path.join(path.dirname(file), 'usage-history.json');
   let saving = opts.saving ?? true;
+  loadHistory(state, historyFile, now());
   const first = readOnDisk(file);
   const restored = first !== undefined && state.restore(first.saved, now());
   /** The generation this state was last loaded from or saved as, and that save's time. */
@@ -159,13 +187,24 @@ export function persistState(state: RouterState, opts: PersistOptions): StatePer
     timer.unref?.();
   };
   state.events.on('changed', onChange);
+  let historyWriting: Promise<void> = Promise.resolve();
+  const writeHistory = () => {
+    if (!saving) return historyWriting;
+    historyWriting = historyWriting
+      .then(() => writeAtomic(historyFile, JSON.stringify(state.history.toSaved(now()))))
+      .catch((err: unknown) => log?.(`state: ${path.basename(historyFile)} was not saved (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`));
+    return historyWriting;
+  };
+  const historyTimer = setInterval(() => void writeHistory(), opts.historyEveryMs ?? 60_000);
+  historyTimer.unref?.();
   return {
     restored,
     flush: () => {
       if (timer) clearTimeout(timer);
-      return write();
+      return Promise.all([write(), writeHistory()]).then(() => undefined);
     },
     lead: () => {
+      loadHistory(state, historyFile, now());
       const disk = readOnDisk(file);
       let loaded = false;
       if (disk && newer(disk) && state.replaceWith(disk.saved, now())) {
@@ -189,6 +228,8 @@ export function persistState(state: RouterState, opts: PersistOptions): StatePer
       await Promise.resolve(); // a change signalled just before (RouterState emits on a microtask) is seen
       state.events.off('changed', onChange);
       if (timer) clearTimeout(timer);
+      clearInterval(historyTimer);
+      await writeHistory();
       // Nothing changed since the last save: writing again would only take a generation.
       await (dirty ? write() : writing);
     },

@@ -22,6 +22,7 @@ import { ConcurrencyTable } from './concurrency';
 import { LeaseTable } from './leases';
 import { OutputSamples } from './outputSamples';
 import { ProbeTable } from './probes';
+import { UsageHistory } from './usageHistory';
 
 /** Counters shown in `/status`. */
 export interface RouterCounters {
@@ -82,6 +83,11 @@ export class RouterState {
   readonly sessionWork: SessionWork;
   /** Recent latency and failures per account (in memory only). */
   readonly performance = new AccountPerformance();
+  /**
+   * Each account's utilisation, requests and tokens over the last 7 days (bounded: usageHistory.ts). Saved in its own file
+   * by persistence.ts, at most once a minute; changing it signals no change (it changes with every request).
+   */
+  readonly history = new UsageHistory();
   readonly counters: RouterCounters = { requests: 0, served: 0, failovers: 0, noUsableAccount: 0, errors: 0, clientAborts: 0 };
   /** Requests started, for round-robin. */
   roundRobinCursor = 0;
@@ -194,6 +200,7 @@ export class RouterState {
     this.concurrency.forget(account);
     this.learnedCosts.forget(account);
     this.sessionWork.forgetAccount(account);
+    this.history.forget(account);
     this.changed();
   }
 

@@ -7,13 +7,13 @@
  */
 import { formatDuration } from '../../quota/duration';
 import { computeReport } from '../../routing/report';
-import { metricsFromRecord, type DecisionRecord } from '../../routing/decision';
+import { DECISION_OUTCOMES, metricsFromRecord, type DecisionRecord } from '../../routing/decision';
 import { sessionTimeline, type SwitchCause } from '../../routing/sessionTimeline';
 import type { EstimationReport } from './estimation';
 import { estimationLines, modelEstimateText, reservedText } from './estimationView';
 import type { StatusReport } from './status';
 import { accountState, candidateText, eligibilityText, explainReason, percent, poolSummary, timeUntil, whyNow, type AccountState } from './statusView';
-import type { HistoryRange, UsageSeries } from './usageHistory';
+import type { HistoryRange, UsageSeries } from '../state/usageHistory';
 
 /** One usage bar: `used` is a fraction 0–1 (null: unknown). */
 export interface BarView {
@@ -87,7 +87,18 @@ export interface PanelData {
   sessions: Array<{ hash: string; short: string; account: string; idle: string }>;
   sessionAffinity: boolean;
   lanes: LaneView[];
+  /** The decision browser's page(s) from the log on disk, newest first (see {@link DecisionBrowser}). */
   decisions: DecisionView[];
+  /** Older matching decisions may be in the log ("Show more" reads the next page). */
+  decisionsMore: boolean;
+  /** The browser's query is being read. */
+  decisionsLoading: boolean;
+  /** Why the log could not be read with these filters, or null. */
+  decisionsError: string | null;
+  /** The selection reasons to filter by: those of the recent decisions, sorted. */
+  reasons: string[];
+  /** Every decision outcome. */
+  outcomes: string[];
   /** Rows of the rollout metrics, or null with no decision yet. */
   metrics: { title: string; rows: Array<[string, string]> } | null;
   /** Cost leases (`/estimation`): what is leased and why, a row per model and per account; null before a report has it. */
@@ -107,10 +118,19 @@ export interface PanelInput {
   previewModel: string | null;
   range: HistoryRange;
   history: UsageSeries[];
+  /** The decision browser's records as read from the log on disk. */
+  browser: DecisionBrowser;
 }
 
-/** How many decisions the browser receives (the page shows them in pages). */
-const PANEL_DECISIONS = 200;
+/** What the decision browser read through `/decisions` (decisionQuery.ts) for the viewer's filters. */
+export interface DecisionBrowser {
+  /** The records of the pages read, oldest first. */
+  records: readonly DecisionRecord[];
+  /** The cursor of the next (older) page, or null when none is left. */
+  next: string | null;
+  loading: boolean;
+  error: string | null;
+}
 
 const CAUSE_TEXT: Record<SwitchCause, string> = {
   quota: 'quota',
@@ -187,37 +207,34 @@ function accountViews(s: StatusReport, decisions: readonly DecisionRecord[], now
 }
 
 function decisionViews(decisions: readonly DecisionRecord[], now: number): DecisionView[] {
-  return decisions
-    .slice(-PANEL_DECISIONS)
-    .reverse()
-    .map((r) => {
-      const atMs = Date.parse(r.ts);
-      const summary = [
-        explainReason(r.selectionReason),
-        r.outcome,
-        ...(r.stickyKeyHash ? [`${r.stickyKind} ${r.stickyKeyHash.slice(0, 8)}`] : []),
-        ...(r.attempts.length > 1 ? [`${r.attempts.length} attempts`] : []),
-      ].join(' · ');
-      return {
-        requestId: r.requestId,
-        atMs,
-        servedBy: r.servedBy,
-        outcome: r.outcome,
-        session: r.stickyKeyHash,
-        sessionKind: r.stickyKind,
-        model: r.model,
-        summary,
-        attempts: r.attempts.map((a) => `${a.account} → ${a.result}${a.status ? ` (${a.status})` : ''}`).join(', '),
-        candidates: r.candidates.map((c) => ({
-          rank: c.rank,
-          account: c.account,
-          verdict: c.verdict.replace(/_/g, ' '),
-          text: candidateText(c, metricsFromRecord(c.metrics), now),
-          session: percent(c.metrics.sessionUsed),
-          weekly: percent(c.metrics.weeklyUsed),
-        })),
-      };
-    });
+  return [...decisions].reverse().map((r) => {
+    const atMs = Date.parse(r.ts);
+    const summary = [
+      explainReason(r.selectionReason),
+      r.outcome,
+      ...(r.stickyKeyHash ? [`${r.stickyKind} ${r.stickyKeyHash.slice(0, 8)}`] : []),
+      ...(r.attempts.length > 1 ? [`${r.attempts.length} attempts`] : []),
+    ].join(' · ');
+    return {
+      requestId: r.requestId,
+      atMs,
+      servedBy: r.servedBy,
+      outcome: r.outcome,
+      session: r.stickyKeyHash,
+      sessionKind: r.stickyKind,
+      model: r.model,
+      summary,
+      attempts: r.attempts.map((a) => `${a.account} → ${a.result}${a.status ? ` (${a.status})` : ''}`).join(', '),
+      candidates: r.candidates.map((c) => ({
+        rank: c.rank,
+        account: c.account,
+        verdict: c.verdict.replace(/_/g, ' '),
+        text: candidateText(c, metricsFromRecord(c.metrics), now),
+        session: percent(c.metrics.sessionUsed),
+        weekly: percent(c.metrics.weeklyUsed),
+      })),
+    };
+  });
 }
 
 function laneViews(decisions: readonly DecisionRecord[]): LaneView[] {
@@ -283,7 +300,12 @@ export function buildPanelData(input: PanelInput): PanelData {
     sessions: (s?.sessions ?? []).slice(0, 50).map((x) => ({ hash: x.sessionId, short: x.sessionId.slice(0, 8), account: x.account, idle: formatDuration(x.idleLeftMs / 1000) })),
     sessionAffinity: s?.policy.sessionAffinity ?? false,
     lanes: laneViews(decisions),
-    decisions: decisionViews(decisions, now),
+    decisions: decisionViews(input.browser.records, now),
+    decisionsMore: input.browser.next !== null,
+    decisionsLoading: input.browser.loading,
+    decisionsError: input.browser.error,
+    reasons: [...new Set(decisions.map((r) => r.selectionReason))].sort(),
+    outcomes: [...DECISION_OUTCOMES],
     metrics: metricsRows(decisions),
     estimation: s?.estimation ? estimationRows(s.estimation) : null,
   };

@@ -1,6 +1,6 @@
 /**
  * Reading the decision log on disk in pages (decisionQuery.ts), on real files: newest first across
- * rotated files, filtered, with cursors that survive a rotation in between and a filter that skips
+ * rotated files, filtered (session, account, outcome, reason, time span, request id), with cursors that survive a rotation in between and a filter that skips
  * files rotated before `since`.
  */
 import { strict as assert } from 'node:assert';
@@ -98,6 +98,19 @@ describe('decision log pages on disk', () => {
     assert.deepEqual((await allPages({ reason: 'weekly_reset', sinceMs: Date.UTC(2026, 0, 1) + 100_000 }, 500)).flat(), range(100, 120));
   });
 
+  it('filters by a time span (since and until, both inclusive) and by request id or a prefix of one', async () => {
+    const t = (n: number) => Date.UTC(2026, 0, 1) + n * 1000;
+    assert.deepEqual(
+      (await allPages({ sinceMs: t(30), untilMs: t(45) }, 7)).flat().sort((a, b) => a - b),
+      range(30, 46),
+      'across a rotation, in pages',
+    );
+    assert.deepEqual((await allPages({ untilMs: t(4) }, 500)).flat(), range(0, 5));
+    assert.deepEqual((await allPages({ request: 'req-57' }, 500)).flat(), [57]);
+    assert.deepEqual((await allPages({ request: 'req-11' }, 500)).flat(), [11, ...range(110, 120)]);
+    assert.deepEqual((await allPages({ request: 'req-11', untilMs: t(100) }, 500)).flat(), [11]);
+  });
+
   it('skips a rotated file whose rotation came before `since` without reading it', async () => {
     writeFileSync(path.join(dir, 'decisions-20260101T000040.jsonl'), 'not json at all\n'.repeat(10));
     const page = await readDecisionPage(dir, { filter: { sinceMs: Date.UTC(2026, 0, 1) + 41_000 }, limit: 500, before: undefined });
@@ -129,6 +142,13 @@ describe('decision log pages on disk', () => {
       before: undefined,
     });
     assert.deepEqual(parseDecisionQuery('since=yesterday'), { error: 'since: expected an ISO-8601 time or epoch milliseconds' });
+    assert.deepEqual(parseDecisionQuery('until=1767225600000&request=req_router_x1'), {
+      filter: { untilMs: 1767225600000, request: 'req_router_x1' },
+      limit: 50,
+      before: undefined,
+    });
+    assert.deepEqual(parseDecisionQuery('until=soon'), { error: 'until: expected an ISO-8601 time or epoch milliseconds' });
+    assert.match((parseDecisionQuery('request=a"b') as { error: string }).error, /^request: expected a request id/);
     assert.deepEqual(parseDecisionQuery('session=XYZ'), { error: 'session: expected 4–16 lowercase hex digits of a session key hash' });
     assert.match((parseDecisionQuery('outcome=fine') as { error: string }).error, /^outcome: expected one of success, /);
     // A misspelt reason is refused, not answered with an empty page that reads as "no such decisions".

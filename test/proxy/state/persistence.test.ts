@@ -2,6 +2,7 @@ import { strict as assert } from 'node:assert';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { request } from 'undici';
 import { startFakeUpstream } from '../../../src/sim';
 import { startRouter } from '../../../src/cli/runtime';
 import { silentLogger } from '../../../src/proxy/log';
@@ -57,6 +58,56 @@ describe('router state across restarts, usage polling, caps, log rotation', () =
       } finally {
         await second.close();
       }
+    } finally {
+      await sim.close();
+      rmSync(stateDir, { recursive: true, force: true });
+    }
+  });
+
+  it('keeps the usage history across a restart: the requests and tokens each account served, per interval, on /history', async () => {
+    const sim = await startFakeUpstream({ accounts: accounts('a', 'b') });
+    const stateDir = mkdtempSync(path.join(os.tmpdir(), 'router-history-'));
+    const config = {
+      listen: { host: '127.0.0.1' as const, port: 0 },
+      upstream: { baseUrl: sim.url, tokenUrl: sim.tokenUrl },
+      stateDir,
+      clientKey: 'history-key-0123456789',
+      accounts: accounts('a', 'b').map((a) => ({ label: a.label, accessToken: a.accessToken, refreshToken: a.refreshToken })),
+      routing: { sessionAffinity: true },
+    };
+    const history = async (router: Harness['router'], range: string) => {
+      const res = await request(`${router.url}/history?range=${range}`, { headers: { 'x-claude-router-key': router.clientKey } });
+      return { status: res.statusCode, body: (await res.body.json()) as any };
+    };
+    const served = (series: any[]) =>
+      Object.fromEntries(series.map((s) => [s.label, s.points.reduce((n: number[], p: any) => [n[0] + p.requests, n[1] + p.inputTokens + p.outputTokens], [0, 0])]));
+    try {
+      const first = await startRouter({ config, log: silentLogger, pollUsage: false });
+      const hh = { router: first } as Harness;
+      const answers = [];
+      for (let i = 0; i < 3; i++) answers.push(await callRouter(hh, { session: 'history' }));
+      const account = answers[0].headers['x-claude-router-account'];
+      const usage = answers.map((a) => JSON.parse(a.text).usage);
+      const tokens = usage.reduce((n, u) => n + u.input_tokens + u.output_tokens, 0);
+      assert.ok(tokens > 0);
+      const before = served((await history(first, 'hour')).body);
+      assert.deepEqual(before[account], [3, tokens], 'three requests and their tokens, counted for the account that served them');
+      await first.close();
+
+      const second = await startRouter({ config, log: silentLogger, pollUsage: false });
+      try {
+        for (const range of ['hour', 'day', 'week']) assert.deepEqual(served((await history(second, range)).body)[account], [3, tokens], `${range}: kept across the restart`);
+        const week = (await history(second, 'week')).body.find((s: any) => s.label === account);
+        assert.equal(week.stepMs, 30 * 60_000);
+        assert.ok(
+          week.points.some((p: any) => p.session !== null),
+          'utilisation sampled by the router itself',
+        );
+        assert.equal((await history(second, 'month')).status, 400);
+      } finally {
+        await second.close();
+      }
+      assert.ok(readdirSync(stateDir).includes('usage-history.json'));
     } finally {
       await sim.close();
       rmSync(stateDir, { recursive: true, force: true });

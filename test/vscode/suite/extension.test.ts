@@ -5,7 +5,7 @@
  * and window takeover.
  */
 import { strict as assert } from 'node:assert';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -43,6 +43,17 @@ async function status(a: ClaudeRouterApi): Promise<any> {
 const routing = () => vscode.workspace.getConfiguration('claudeRouter.routing');
 
 /** What a new integrated terminal sees of the router's environment: ANTHROPIC_BASE_URL and CLAUDE_CODE_OAUTH_TOKEN. */
+/** Every line of the `*.log` files under `dir` (the window's logs: the extension's output channel writes one). */
+function logLines(dir: string): string[] {
+  const out: string[] = [];
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) out.push(...logLines(p));
+    else if (e.name.endsWith('.log')) out.push(...readFileSync(p, 'utf8').split('\n'));
+  }
+  return out;
+}
+
 async function newTerminalEnv(): Promise<{ url: string; key: string }> {
   const out = path.join(mkdtempSync(path.join(os.tmpdir(), 'router-term-')), 'env.txt');
   const terminal = vscode.window.createTerminal({ name: 'router-env-check' });
@@ -429,11 +440,12 @@ describe('Claude Router in the extension host', function () {
   });
 
   // Run only by test/vscode/extensionHost.test.ts's squatted-port case, which holds the port with a
-  // squatter (test/support/squatter.ts) before the window starts and names it here.
-  it('squatted port: sends the squatter no key, gives new terminals no router environment, and takes the port once it is free', async function () {
+  // squatter (test/support/squatter.ts) before the window starts and names it here; the suite's
+  // runner (index.ts) leaves it out of every other run.
+  it('squatted port: sends the squatter no key, gives new terminals no router environment, its alert shows what holds the port and picks another, and takes the port once it is free', async function () {
     const squatter = process.env.CLAUDE_ROUTER_TEST_SQUATTER;
-    if (!squatter || process.platform === 'win32') this.skip();
-    this.timeout(60_000);
+    assert.ok(squatter, 'run with a squatter on the port (test/vscode/extensionHost.test.ts)');
+    this.timeout(90_000);
     const a = await api();
     const role = a.service.role;
     assert.equal(role.kind, 'blocked');
@@ -448,6 +460,36 @@ describe('Claude Router in the extension host', function () {
     const recorded = JSON.stringify(await (await fetch(`${squatter}/__recorded`)).json());
     assert.match(recorded, /\/identity\?nonce=/, 'the squatter was challenged');
     assert.ok(!recorded.includes(a.clientKey()), 'the squatter never received the key');
+
+    // The alert's actions, as a click on each button runs them.
+    const alert = a.alerts.shown.find((m) => /is taken by another program/.test(m))!;
+    const squatterPort = Number(new URL(squatter).port);
+    // "Show What Holds It": the log names the squatter's process (name and id, never its command line).
+    await a.alerts.choose(alert, 'Show What Holds It');
+    const logs = path.resolve((a.service as unknown as { context: vscode.ExtensionContext }).context.logUri.fsPath, '..', '..');
+    const held = await eventually(() => logLines(logs).find((l) => l.includes(`port ${squatterPort} is held by`)), 10_000, 'the holder in the log');
+    assert.match(held, new RegExp(`port ${squatterPort} is held by .*\\(process ${process.env.CLAUDE_ROUTER_TEST_SQUATTER_PID}\\)`));
+    // "Use Another Port": a free port offered in an input box, accepted as offered, written to the setting.
+    const config = () => vscode.workspace.getConfiguration('claudeRouter');
+    // A focus change in the headless workbench can close the box before it is accepted: then the action runs again.
+    for (let tries = 0; tries < 3 && config().get<number>('port') === squatterPort; tries++) {
+      let chosen = false;
+      const choosing = a.alerts.choose(alert, 'Use Another Port').then(() => (chosen = true));
+      await eventually(
+        async () => {
+          await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+          return chosen || undefined;
+        },
+        15_000,
+        'the port input box accepted',
+      );
+      await choosing;
+    }
+    const port = config().get<number>('port')!;
+    assert.ok(port !== squatterPort && port >= 1024 && port <= 65535, `a new port: ${port}`);
+    // The new port serves after a reload: until then new terminals still get no router environment.
+    assert.deepEqual(await newTerminalEnv(), { url: '', key: '' }, 'no router environment after the port was changed either');
+    await config().update('port', squatterPort, vscode.ConfigurationTarget.Global);
 
     await fetch(`${squatter}/__leave`);
     await eventually(() => a.service.role.kind === 'leader', 30_000, 'the window takes the freed port');
