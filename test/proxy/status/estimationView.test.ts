@@ -39,7 +39,18 @@ describe('status: the cost leases in words', () => {
   });
 
   it('the panel shows the same words, a row per model and per account; nothing from a leader that does not report it', () => {
-    const base = { now: 0, decisions: [], error: undefined, role: 'leader', simulated: false, settingsError: null, previewModel: null, range: 'hour' as const, history: [], browser: { records: [], next: null, loading: false, error: null } };
+    const base = {
+      now: 0,
+      decisions: [],
+      error: undefined,
+      role: 'leader',
+      simulated: false,
+      settingsError: null,
+      previewModel: null,
+      range: 'hour' as const,
+      history: [],
+      browser: { records: [], next: null, loading: false, error: null },
+    };
     const status = {
       accounts: [],
       sessions: [],
