@@ -7,7 +7,7 @@
 import type { AccountOrigin } from '../accounts/types';
 import type { AccountStatus, StatusReport } from '../proxy/status/status';
 import { getJson, proxyTarget, type ProxyTargetOptions } from './proxyClient';
-import { concurrencyText, eligibilityText, timeUntil, whyNow } from '../proxy/status/statusView';
+import { concurrencyText, eligibilityText, explainReason, timeUntil, whyNow } from '../proxy/status/statusView';
 import { PLAIN, paintFor, type Paint } from './color';
 import { formatDuration } from '../quota/duration';
 
@@ -101,6 +101,12 @@ export function formatStatusTable(s: StatusReport, now = Date.now(), opts: Table
   const rank = (label: string) => s.preview.verdicts.find((v) => v.account === label)?.rank ?? Number.MAX_SAFE_INTEGER;
   const byTryOrder = [...s.accounts].sort((a, b) => rank(a.label) - rank(b.label));
   lines.push('', 'why:', ...byTryOrder.map((a) => `  ${a.label.padEnd(labelWidth)}  ${whyNow(a, s, now)}`));
+  // A model-scoped limit can send one family's new sessions elsewhere: say where.
+  for (const [family, fp] of Object.entries(s.familyPreviews ?? {})) {
+    const v = fp.verdicts.find((x) => x.verdict === 'selected');
+    const a = v && s.accounts.find((x) => x.label === v.account);
+    if (v && a?.usable) lines.push(`  a new ${family} session would go to ${v.account}: ${explainReason(v.reason)}.`);
+  }
   const p = s.policy;
   lines.push(
     '',

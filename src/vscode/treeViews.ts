@@ -116,6 +116,18 @@ function details(a: AccountReport, s: StatusReport, decisions: readonly Decision
       icon: 'info',
       tooltip: `${whyNow(a, s)}${model ? `\n${vscode.l10n.t('Worked out for {0}, the model of your last requests.', model)}` : ''}`,
     });
+  // Where a model-scoped limit sends a family's new sessions elsewhere: marked on the account they go to.
+  for (const [family, p] of Object.entries(s.familyPreviews ?? {})) {
+    const fv = p.verdicts.find((x) => x.account === a.label);
+    if (fv?.verdict !== 'selected' || !a.usable) continue;
+    nodes.push({
+      kind: 'detail',
+      id: id(`why:${family}`),
+      label: vscode.l10n.t('A new {0} session goes here', family),
+      description: candidateText(fv, reportFigures(a), now),
+      icon: 'info',
+    });
+  }
   return nodes;
 }
 

@@ -19,6 +19,8 @@ import { buildStatus, type PreviewReport, type StatusReport } from '../status/st
 import { parseDecisionQuery } from '../state/decisionQuery';
 import { HISTORY_RANGES, type HistoryRange } from '../state/usageHistory';
 import { isStickyKeyHash } from '../../routing/identify';
+import { modelFamily } from '../../quota/family';
+import type { RuntimeConfig } from '../runtimeConfig';
 import { answerIdentity, IDENTITY_PATH } from './identity';
 
 /** Whether the request is for an endpoint open without the client key. */
@@ -160,6 +162,25 @@ function preview(s: RouterServices, model: string | null, session: string | null
   return { selectionReason: plan.selectionReason, verdicts: plan.verdicts };
 }
 
+/**
+ * Where a new session of each other model family with a model-scoped window would go, for the
+ * families whose answer differs from `main`'s (a limit on one family can send its requests
+ * elsewhere): family → preview. Empty when no account reports a scoped window.
+ */
+function familyPreviews(s: RouterServices, config: RuntimeConfig, model: string | null, main: PreviewReport): Record<string, PreviewReport> {
+  const families = new Set<string>();
+  for (const a of config.accounts) for (const f of Object.keys(s.state.snapshots.get(a.label)?.scoped ?? {})) families.add(f);
+  families.delete(modelFamily(model ?? undefined) ?? '');
+  const out: Record<string, PreviewReport> = {};
+  const first = (p: PreviewReport) => p.verdicts.find((v) => v.verdict === 'selected')?.account;
+  for (const family of [...families].sort()) {
+    // A model id of the family: the planner reads only its family (quota/family.ts).
+    const p = preview(s, `claude-${family}`, null);
+    if (first(p) !== first(main)) out[family] = p;
+  }
+  return out;
+}
+
 /** `?model=<id>` of a `/status` query (at most 200 characters, like the decision record's `model`), or null. */
 function statusModel(query: string): string | null {
   const model = new URLSearchParams(query).get('model');
@@ -174,6 +195,7 @@ function statusModel(query: string): string | null {
 export function routerStatus(s: RouterServices, model: string | null = null): StatusReport {
   const now = s.now();
   const config = s.live.config;
+  const main = preview(s, model, null);
   return buildStatus({
     config,
     configStatus: s.configStatus,
@@ -181,7 +203,8 @@ export function routerStatus(s: RouterServices, model: string | null = null): St
     metrics: metricsFor(s.state, config, model, now),
     now,
     startedAtMs: s.startedAtMs,
-    preview: preview(s, model, null),
+    preview: main,
+    familyPreviews: familyPreviews(s, config, model, main),
     waiting: { requests: s.waitingRoom.heldRequests, bodyBytes: s.waitingRoom.heldBodyBytes },
     queued: (queue) => s.waitingRoom.waiting(queue),
   });

@@ -149,6 +149,11 @@ export interface StatusReport {
   boundSessions: number;
   sessions: SessionReport[];
   preview: PreviewReport;
+  /**
+   * For each model family with a model-scoped window whose new sessions would go elsewhere than
+   * `preview` says: family → its preview (absent from a leading window of an older version).
+   */
+  familyPreviews?: Record<string, PreviewReport>;
   /** Null while an account of the pool is usable (absent from a leading window of an older version). */
   poolRecovery?: PoolRecoveryReport | null;
   inflight: number;
@@ -173,6 +178,8 @@ export interface StatusInput {
   now: number;
   startedAtMs: number;
   preview: PreviewReport;
+  /** See StatusReport.familyPreviews. */
+  familyPreviews?: Record<string, PreviewReport>;
   /** The waiting room's load now. */
   waiting: { requests: number; bodyBytes: number };
   /** Requests waiting now in the waiting-room queue named so (absent: none anywhere). */
@@ -275,6 +282,7 @@ export function buildStatus(input: StatusInput): StatusReport {
       idleLeftMs: Math.max(0, b.lastServedAtMs + config.policy.sessionAffinityIdleTtlMs - now),
     })),
     preview: input.preview,
+    familyPreviews: input.familyPreviews ?? {},
     poolRecovery: usableAccounts === 0 ? poolRecovery(config, state, metrics, now) : null,
     inflight: state.leases.total(),
     waiting: input.waiting,
