@@ -93,6 +93,11 @@ export const routingSchema = z.strictObject({
     .max(100, 'must be from 0 to 100 percentage points per in-flight request')
     .optional(),
   preferEarlierReset: z.boolean().optional(),
+  /** The model a limit warm-up asks (docs/routing.md#limit-warm-up). */
+  warmUpModel: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9.:@_-]{0,99}$/, 'must be a model id such as claude-haiku-4-5 (lower-case letters, digits, ".", "-", "_", ":", "@")')
+    .optional(),
 });
 export type RoutingInput = z.infer<typeof routingSchema>;
 
@@ -123,6 +128,8 @@ export const accountSchema = z
     costTier: z.number().min(0).max(1000).optional(),
     /** capacity-weighted: the allowance relative to the other accounts' (Pro 1, Max 5x 5, Max 20x 20). */
     planSize: z.number().gt(0, 'must be a positive number: the allowance relative to the other accounts (e.g. Pro 1, Max 5x 5, Max 20x 20)').max(1000).optional(),
+    /** Limit warm-up: one small real request (it spends a little quota) when a window of this account has newly reset. */
+    warmUp: z.boolean().optional(),
   })
   .refine((a) => !(a.apiKey && a.accessToken), { message: 'give either access-token or api-key, not both' });
 

@@ -4,6 +4,8 @@
  * the request path's steps, in the order below. Every request reads the one
  * configuration generation it started under.
  */
+import type { ResetWindow } from '../routing/probe';
+import { warmUp } from './pipeline/warmUp';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import type { TokenManager } from '../accounts/tokenManager';
@@ -93,7 +95,17 @@ export class RouterEngine {
       retryBudget: new RetryBudget(),
     };
     this.state.affinity.setIdleTtl(opts.config.policy.sessionAffinityIdleTtlMs);
+    this.state.events.on('windowReset', this.onWindowReset);
   }
+
+  /** Warm-ups on their way; close waits for them. */
+  private readonly warmUps = new Set<Promise<void>>();
+
+  /** A window of `label` newly reset: its limit warm-up, when it has opted in (pipeline/warmUp.ts). */
+  private readonly onWindowReset = (label: string, window: ResetWindow): void => {
+    const sent = warmUp(this.services, label, window).finally(() => this.warmUps.delete(sent));
+    this.warmUps.add(sent);
+  };
 
   /** The configuration new requests will use. */
   get config(): RuntimeConfig {
@@ -209,6 +221,7 @@ export class RouterEngine {
    * the HTTP server first: its connections are what ends those requests.
    */
   async close(graceMs = 5_000): Promise<void> {
+    this.state.events.off('windowReset', this.onWindowReset);
     endChangeStreams(this.services);
     this.services.coolingRelease.close();
     this.services.waitingRoom.close();
@@ -218,6 +231,7 @@ export class RouterEngine {
         setTimeout(resolve, graceMs).unref();
       });
     }
+    await Promise.all(this.warmUps);
     if (this.ownsDispatcher) await this.services.dispatcher.close();
   }
 }

@@ -116,6 +116,8 @@ export interface DecisionRecord {
   attempts: AttemptRecord[];
   /** The request's waits, in order; absent when it never waited. */
   waits?: WaitRecord[];
+  /** Set on the router's own limit warm-up request (docs/routing.md#limit-warm-up): not client traffic, so the what-if reconstruction skips it. Absent otherwise. */
+  warmUp?: { window: string };
   outcome: DecisionOutcome;
   status: number;
   usage: UsageRecord | null;

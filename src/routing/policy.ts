@@ -91,6 +91,8 @@ export interface RoutingPolicy {
   inflightPenaltyPct: number;
   /** Restrict the first choice to the eligible accounts whose weekly window resets soonest (whole days). */
   preferEarlierReset: boolean;
+  /** The model a limit warm-up asks (`routing.warm-up-model`; docs/routing.md#limit-warm-up). */
+  warmUpModel: string;
 }
 
 /** The defaults: exactly expiry-first fill-first with every modifier off (the fingerprint only names a key; it routes nothing without affinity). */
@@ -124,4 +126,5 @@ export const DEFAULT_POLICY: Readonly<RoutingPolicy> = Object.freeze({
   stickyThreshold7d: undefined,
   inflightPenaltyPct: 2.5,
   preferEarlierReset: false,
+  warmUpModel: 'claude-haiku-4-5',
 });

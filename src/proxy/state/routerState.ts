@@ -15,6 +15,7 @@ import { planScopedCooldown, scopedCooldownClearedBy } from '../../quota/scopedC
 import { isRejectionStatus } from '../../quota/status';
 import { SessionAffinityStore, type SavedBinding } from '../../routing/affinity';
 import { toStickyKeyHash } from '../../routing/identify';
+import { newlyResetWindow, type ResetWindow } from '../../routing/probe';
 import { AccountPerformance } from './accountPerformance';
 import { ConcurrencyTable } from './concurrency';
 import { LeaseTable } from './leases';
@@ -45,6 +46,20 @@ export interface SavedRouterState {
   scopedCooldowns?: Record<string, Record<string, Cooldown>>;
 }
 
+/** The last limit warm-up of an account (docs/routing.md#limit-warm-up). Not saved. */
+export interface WarmUpResult {
+  /** When it was sent, epoch ms. */
+  atMs: number;
+  /** The model it asked (`routing.warm-up-model`). */
+  model: string;
+  /** The window whose reset it followed. */
+  window: ResetWindow;
+  /** The account answered 2xx. */
+  ok: boolean;
+  /** The upstream's status; 0 when no answer came (network error). */
+  status: number;
+}
+
 /** What {@link RouterState.resetCooldown} lifted. */
 export interface CooldownReset {
   /** The account-wide cooldown that was running, if any. */
@@ -70,10 +85,12 @@ export class RouterState {
   readonly affinity: SessionAffinityStore;
   /** Recent latency and failures per account (in memory only). */
   readonly performance = new AccountPerformance();
+  /** Each account's last limit warm-up. */
+  readonly warmUps = new Map<string, WarmUpResult>();
   readonly counters: RouterCounters = { requests: 0, served: 0, failovers: 0, noUsableAccount: 0, errors: 0, clientAborts: 0 };
   /** Requests started, for round-robin. */
   roundRobinCursor = 0;
-  /** Emits `changed` (coalesced to one per tick) whenever anything above changes. */
+  /** Emits `changed` (coalesced to one per tick) whenever anything above changes, and `windowReset` (label, {@link ResetWindow}) when evidence shows a window newly reset. */
   readonly events = new EventEmitter();
   private changePending = false;
 
@@ -84,6 +101,12 @@ export class RouterState {
     this.affinity = new SessionAffinityStore(idleTtlMs);
   }
 
+  /** Records `account`'s last limit warm-up. */
+  recordWarmUp(account: string, result: WarmUpResult): void {
+    this.warmUps.set(account, result);
+    this.changed();
+  }
+
   /**
    * Records quota evidence; evidence that a cooldown (account-wide or model-scoped) is over lifts
    * it — but only evidence from a request sent after the cooldown was set: a request already in
@@ -92,8 +115,10 @@ export class RouterState {
    * @param sentAtMs when the request that produced the evidence was sent, epoch ms
    */
   recordEvidence(account: string, snapshot: QuotaSnapshot, sentAtMs: number): void {
-    const merged = mergeSnapshot(this.snapshots.get(account), snapshot);
+    const before = this.snapshots.get(account);
+    const merged = mergeSnapshot(before, snapshot);
     this.snapshots.set(account, merged);
+    const reset = newlyResetWindow(before, merged);
     const cd = this.cooldowns.get(account);
     if (cd && cooldownClearedBy(cd, merged, sentAtMs)) this.cooldowns.delete(account);
     const scoped = this.scopedCooldowns.get(account);
@@ -101,6 +126,8 @@ export class RouterState {
       for (const [family, c] of scoped) if (scopedCooldownClearedBy(c, family, merged, sentAtMs)) scoped.delete(family);
       if (scoped.size === 0) this.scopedCooldowns.delete(account);
     }
+    // After the cooldowns it lifts: a listener sees the account as this evidence leaves it.
+    if (reset) this.events.emit('windowReset', account, reset);
     this.changed();
   }
 
@@ -161,6 +188,7 @@ export class RouterState {
     this.cooldowns.delete(account);
     this.scopedCooldowns.delete(account);
     this.probes.forget(account);
+    this.warmUps.delete(account);
     this.needsSignIn.delete(account);
     this.affinity.forgetAccount(account);
     this.performance.forgetAccount(account);

@@ -64,6 +64,7 @@ export type SelectionReason =
   | 'routing_policy_error'
   | 'recovery_probe'
   | 'evidence_probe'
+  | 'warm_up'
   | StrategyReason;
 
 /** The reasons the catalogue's strategies (beyond fill-first and round-robin) give. */
