@@ -20,6 +20,8 @@ export interface AccountInfo {
   costTier?: number;
   /** `plan-size`: the account's allowance relative to the others' (e.g. Pro 1, Max 5x 5, Max 20x 20), read by `capacity-weighted`. */
   planSize?: number;
+  /** `warm-up`: send one small request (spending a little quota) when one of its windows has newly reset (docs/routing.md#limit-warm-up). */
+  warmUp?: boolean;
   /** Where the account and its settings come from (the CLI's accounts; absent in the extension's). */
   origin?: AccountOrigin;
 }

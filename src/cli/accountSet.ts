@@ -45,6 +45,7 @@ export function accountSetOf(config: ConfigInput, stored: RegistryData): Account
     if (a.priority !== undefined) info.priority = a.priority;
     if (a.costTier !== undefined) info.costTier = a.costTier;
     if (a.planSize !== undefined) info.planSize = a.planSize;
+    if (a.warmUp !== undefined) info.warmUp = a.warmUp;
     accounts.push(info);
     const token = a.apiKey ?? a.accessToken;
     if (token) seeds.push({ label: a.label, accessToken: token, refreshToken: a.refreshToken, expiresAtMs: a.expiresAt });

@@ -7,7 +7,7 @@
 import type { AccountOrigin } from '../accounts/types';
 import type { AccountStatus, StatusReport } from '../proxy/status/status';
 import { getJson, proxyTarget, type ProxyTargetOptions } from './proxyClient';
-import { concurrencyText, eligibilityText, explainReason, timeUntil, whyNow } from '../proxy/status/statusView';
+import { concurrencyText, eligibilityText, explainReason, timeUntil, warmUpText, whyNow } from '../proxy/status/statusView';
 import { PLAIN, paintFor, type Paint } from './color';
 import { formatDuration } from '../quota/duration';
 
@@ -61,6 +61,7 @@ export function formatStatusTable(s: StatusReport, now = Date.now(), opts: Table
       a.recheck?.state === 'backing_off' ? `re-check failed, next in ${timeUntil(a.recheck.nextAt, now)}` : a.recheck ? 'reads recovered, re-checking' : '',
       a.evidence.freshness !== 'fresh' ? `quota ${a.evidence.freshness}` : '',
       concurrencyText(a),
+      warmUpText(a, now),
     ]
       .filter(Boolean)
       .join(', ');

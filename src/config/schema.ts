@@ -95,6 +95,11 @@ export const routingSchema = z.strictObject({
   preferEarlierReset: z.boolean().optional(),
   /** Cost leases: the factor on every estimate of a request in flight (docs/cost-leases.md). */
   costLeaseMargin: z.number().min(1, 'must be from 1 (no margin) to 3').max(3, 'must be from 1 (no margin) to 3').optional(),
+  /** The model a limit warm-up asks (docs/routing.md#limit-warm-up). */
+  warmUpModel: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9.:@_-]{0,99}$/, 'must be a model id such as claude-haiku-4-5 (lower-case letters, digits, ".", "-", "_", ":", "@")')
+    .optional(),
 });
 export type RoutingInput = z.infer<typeof routingSchema>;
 
@@ -125,6 +130,8 @@ export const accountSchema = z
     costTier: z.number().min(0).max(1000).optional(),
     /** capacity-weighted: the allowance relative to the other accounts' (Pro 1, Max 5x 5, Max 20x 20). */
     planSize: z.number().gt(0, 'must be a positive number: the allowance relative to the other accounts (e.g. Pro 1, Max 5x 5, Max 20x 20)').max(1000).optional(),
+    /** Limit warm-up: one small real request (it spends a little quota) when a window of this account has newly reset. */
+    warmUp: z.boolean().optional(),
   })
   .refine((a) => !(a.apiKey && a.accessToken), { message: 'give either access-token or api-key, not both' });
 

@@ -4,6 +4,8 @@
  * the request path's steps, in the order below. Every request reads the one
  * configuration generation it started under.
  */
+import type { ResetWindow } from '../routing/probe';
+import { warmUp } from './pipeline/warmUp';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import type { TokenManager } from '../accounts/tokenManager';
@@ -106,6 +108,7 @@ export class RouterEngine {
     this.sampler = setInterval(this.sampleUsage, SAMPLE_EVERY_MS);
     this.sampler.unref?.();
     this.state.events.on('changed', this.onStateChanged);
+    this.state.events.on('windowReset', this.onWindowReset);
   }
 
   private readonly sampler: NodeJS.Timeout;
@@ -139,6 +142,15 @@ export class RouterEngine {
   history(range: HistoryRange): UsageSeries[] {
     return this.state.history.series(range, this.services.now());
   }
+
+  /** Warm-ups on their way; close waits for them. */
+  private readonly warmUps = new Set<Promise<void>>();
+
+  /** A window of `label` newly reset: its limit warm-up, when it has opted in (pipeline/warmUp.ts). */
+  private readonly onWindowReset = (label: string, window: ResetWindow): void => {
+    const sent = warmUp(this.services, label, window).finally(() => this.warmUps.delete(sent));
+    this.warmUps.add(sent);
+  };
 
   /** The configuration new requests will use. */
   get config(): RuntimeConfig {
@@ -270,6 +282,7 @@ export class RouterEngine {
     if (this.sampleSoon) clearTimeout(this.sampleSoon);
     this.sampleUsage(); // the last numbers, saved with the history
     this.state.events.off('changed', this.onStateChanged);
+    this.state.events.off('windowReset', this.onWindowReset);
     endChangeStreams(this.services);
     this.services.coolingRelease.close();
     this.services.waitingRoom.close();
@@ -279,6 +292,7 @@ export class RouterEngine {
         setTimeout(resolve, graceMs).unref();
       });
     }
+    await Promise.all(this.warmUps);
     if (this.ownsDispatcher) await this.services.dispatcher.close();
   }
 }

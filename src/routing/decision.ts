@@ -51,7 +51,8 @@ export interface WaitRecord {
   /**
    * Why it waited: `blip` — its session's bound account paused for a transient cooldown ending within
    * `session-affinity-blip-wait-ms`; `same_account_retry` — the account it tried answered a short throttle;
-   * `transient` — no account could serve and the first to recover only paused (a throttle, an overload, server errors).
+   * `transient` — no account could serve and the first to recover only paused (a throttle, an overload, server errors);
+   * `bound_room` — its session's bound account had no room (concurrency limit or cap) and the session had nothing in flight there.
    */
   why: string;
   /** The account whose recovery it waited for. */
@@ -122,6 +123,8 @@ export interface DecisionRecord {
   attempts: AttemptRecord[];
   /** The request's waits, in order; absent when it never waited. */
   waits?: WaitRecord[];
+  /** Set on the router's own limit warm-up request (docs/routing.md#limit-warm-up): not client traffic, so the what-if reconstruction skips it. Absent otherwise. */
+  warmUp?: { window: string };
   outcome: DecisionOutcome;
   status: number;
   usage: UsageRecord | null;

@@ -33,7 +33,7 @@ export class DecisionLineEncoder {
       `,"affinity":${affinity(r.affinity)},"spill":${spill(r.spill)}${r.probe === undefined ? '' : `,"probe":${probe(r.probe)}`},"policyError":${strOrNull(r.policyError)},"usableAccounts":${num(r.usableAccounts)}` +
       `,"servedBy":${strOrNull(r.servedBy)},"servedByFallback":${r.servedByFallback},"attempts":${attempts(r.attempts)}` +
       // Only a request that waited carries it: rare enough for the generic serialiser.
-      `${r.waits === undefined ? '' : `,"waits":${JSON.stringify(r.waits)}`}` +
+      `${r.waits === undefined ? '' : `,"waits":${JSON.stringify(r.waits)}`}${r.warmUp === undefined ? '' : `,"warmUp":{"window":${str(r.warmUp.window)}}`}` +
       `,"outcome":${str(r.outcome)},"status":${num(r.status)},"usage":${usage(r.usage)},"durationMs":${num(r.durationMs)}}`
     );
   }

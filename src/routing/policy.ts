@@ -94,6 +94,8 @@ export interface RoutingPolicy {
   preferEarlierReset: boolean;
   /** Cost leases: the factor every estimate of a request in flight is multiplied by (1–3; docs/cost-leases.md). */
   costLeaseMargin: number;
+  /** The model a limit warm-up asks (`routing.warm-up-model`; docs/routing.md#limit-warm-up). */
+  warmUpModel: string;
 }
 
 /** The defaults: exactly expiry-first fill-first with every modifier off (the fingerprint only names a key; it routes nothing without affinity). */
@@ -128,4 +130,5 @@ export const DEFAULT_POLICY: Readonly<RoutingPolicy> = Object.freeze({
   inflightPenaltyPct: 2.5,
   preferEarlierReset: false,
   costLeaseMargin: DEFAULT_COST_LEASE_MARGIN,
+  warmUpModel: 'claude-haiku-4-5',
 });

@@ -4,15 +4,25 @@
  * account with no quota evidence at all (`evidence`). At most one probe is in flight per account;
  * a probe that fails backs the next one off exponentially. Pure: the time is always an argument.
  *
+ * The limit warm-up (`warm_up`, docs/routing.md#limit-warm-up) is the same kind of probe sent by the
+ * router itself: one small request when a window of an opted-in account has newly reset
+ * ({@link newlyResetWindow}); it shares the account's record, so one probe of any use is in flight at a time.
+ *
  * Authority: docs/routing.md#recovery-probes. The proxy keeps one {@link ProbeRecord} per account
- * (src/proxy/state/probes.ts); the limit warm-up of the strategy catalogue reuses the same API.
+ * (src/proxy/state/probes.ts).
  */
 import { recoverySuggested } from '../quota/cooldown';
-import type { Cooldown, QuotaSnapshot } from '../quota/types';
+import type { Cooldown, QuotaSnapshot, QuotaWindow } from '../quota/types';
 import type { AccountMetrics } from './metrics';
 
 /** Why an account takes a probe: its cooldown looks over (`recovery`), or nothing is known of its quota (`evidence`). */
 export type ProbeKind = 'recovery' | 'evidence';
+
+/** What a probe is for: a request's re-check ({@link ProbeKind}), or the router's own limit warm-up. */
+export type ProbeUse = ProbeKind | 'warm_up';
+
+/** The usage windows whose reset a limit warm-up follows: the 5-hour and the 7-day window. */
+export type ResetWindow = '5h' | '7d';
 
 /** The first back-off after a failed probe: 1 min, in ms. */
 export const PROBE_BACKOFF_BASE_MS = 60_000;
@@ -78,4 +88,23 @@ export function probeKindOf(f: ProbeFacts, nowMs: number): ProbeKind | undefined
     return recoverySuggested(f.cooldown, f.snapshot, nowMs) ? 'recovery' : undefined;
   }
   return m.usable && m.freshness === 'unknown' ? 'evidence' : undefined;
+}
+
+/**
+ * The window that `next` shows newly reset against `prev` (both merged snapshots of one account),
+ * or undefined. Newly reset: `prev` knew the window's reset time, `next` observed the window at or
+ * after that time (the reset passed), and it shows a new window — a later reset time, or a lower
+ * utilisation (fraction) than before. A first snapshot (no `prev`) confirms nothing.
+ */
+export function newlyResetWindow(prev: QuotaSnapshot | undefined, next: QuotaSnapshot): ResetWindow | undefined {
+  if (!prev) return undefined;
+  if (windowReset(prev.session, next.session, next.observedAtMs)) return '5h';
+  if (windowReset(prev.weekly, next.weekly, next.observedAtMs)) return '7d';
+  return undefined;
+}
+
+function windowReset(before: QuotaWindow | undefined, after: QuotaWindow | undefined, observedAtMs: number): boolean {
+  const resetAt = before?.resetAtMs;
+  if (!resetAt || !after || (after.observedAtMs ?? observedAtMs) < resetAt) return false;
+  return (after.resetAtMs ?? 0) > resetAt || (after.utilization !== undefined && after.utilization < (before.utilization ?? 0));
 }

@@ -2,11 +2,13 @@
  * Bindings survive blips: the one rule table for what happens to a session's binding when its
  * bound account cannot serve (docs/routing.md#bindings-and-blips). The planner reads it to place
  * the session (modify.ts), the bind step to decide whether the binding follows the account that
- * served (src/proxy/pipeline/bind.ts). Pure: the time is an argument.
+ * served (src/proxy/pipeline/bind.ts); the two room rows are the attempt loop's (src/proxy/pipeline/attempt.ts). Pure: the time is an argument.
  *
  * | the bound account                                   | on-serve (default)                      | on-quota                          |
  * |-----------------------------------------------------|-----------------------------------------|-----------------------------------|
  * | transient cooldown ending within the blip wait      | wait for it; the session stays          | same                              |
+ * | no room, none of the session's requests on it       | wait for room up to the blip wait       | same                              |
+ * | no room, the session's parallel request on it       | spills; binding kept                    | same                              |
  * | longer transient failure (throttle, 529, network)   | served elsewhere; binds there           | served elsewhere; binding kept    |
  * | quota exhausted, needs sign-in, revoked, removed    | binds to the account that serves        | same                              |
  * | at the session soft limit                           | moves only to an account below it       | stays                             |

@@ -97,6 +97,8 @@ export class WorkloadBuilder {
     this.stats.records++;
     observeWeeklyWindows(this.actual.weekly, r, atMs);
     this.observeCandidates(r, atMs);
+    // The router's own limit warm-up is no client traffic: nothing to replay, and no policy placed it.
+    if (r.warmUp !== undefined) return;
     if (r.path !== '/v1/messages') {
       this.stats.otherPaths++;
       return;

@@ -12,6 +12,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { request } from 'undici';
 import { startFakeUpstream, type FakeUpstream, type SimAccountSpec } from '../../src/sim';
 import { claudeCodeEnvironment } from '../../src/proxy/http/clientEnv';
 import type { DecisionRecord } from '../../src/routing/decision';
@@ -160,5 +161,35 @@ describe('e2e: real Claude Code through blips', function () {
     assert.equal(last.outcome, 'no_usable_account');
     assert.equal(r.decisions().filter((d) => d.requestId !== last.requestId && d.stickyKeyHash === last.stickyKeyHash).length, 0, 'Claude Code did not retry it');
     for (const l of LABELS) sim.clearFaults(l);
+  });
+
+  it("the router's busy answer (every account at its cap, nothing can wait: 429 retry-after 1, no claim): Claude Code retries it unseen and the user gets the answer", async () => {
+    const r = await router('busy', ['max-inflight-per-account: 1', 'max-waiting-requests: 0', 'session-affinity-blip-wait-ms: 0']);
+    // Two requests hold both accounts' only slot for 2.5 s: their upstream answers start late.
+    for (const l of LABELS) sim.injectFault(l, { kind: 'slow_first_byte', delayMs: 2_500 });
+    const occupiers = LABELS.map((_, i) =>
+      request(`${r.url}/v1/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', authorization: `Bearer ${clientKey}`, 'x-claude-code-session-id': `occupier-${i}` },
+        body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 16, messages: [{ role: 'user', content: 'hold the slot' }] }),
+      }).then((res) => res.body.text()),
+    );
+    const deadline = Date.now() + 5_000;
+    while (LABELS.some((l) => sim.account(l).inflight < 1) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 10));
+    const run = await runClaudeCode({ baseUrl: r.url, prompt: 'while every account is busy', env: claudeCodeEnvironment(r.url, clientKey), timeoutMs: 30_000 });
+    await Promise.all(occupiers);
+    assert.equal(run.code, 0, describeRun(run, r.stderr()));
+    assert.match(run.stdout.trim(), /^Hello from (alpha|bravo)\.$/, `only the answer\n${describeRun(run, r.stderr())}`);
+    let mine: DecisionRecord[] = [];
+    for (let i = 0; i < 50 && !mine.some((d) => d.outcome === 'success'); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      mine = r.decisions().filter((d) => d.path === '/v1/messages' && !['occupier-0', 'occupier-1'].map(stickyKeyHash).includes(d.stickyKeyHash ?? ''));
+    }
+    const busy = mine.filter((d) => d.outcome === 'no_usable_account' && d.status === 429);
+    assert.ok(busy.length >= 1, `the router answered busy first: ${mine.map((d) => `${d.outcome} ${d.status}`).join(', ')}`);
+    assert.ok(
+      mine.slice(mine.indexOf(busy[0]) + 1).some((d) => d.outcome === 'success'),
+      `and Claude Code retried until it was served: ${mine.map((d) => d.outcome).join(', ')}`,
+    );
   });
 });

@@ -175,4 +175,64 @@ describe('concurrency throttles and the per-account cap', function () {
     );
     assert.equal(h.sim.requests.filter((q) => q.account === 'payg').length, 0, 'nothing was paid for');
   });
+
+  describe("a bound session at its account's concurrency limit", () => {
+    /** a and b; session `bound` bound to a; a admits one request at a time upstream; each stream lasts about 0.6 s. */
+    async function boundToA(): Promise<Harness> {
+      const harness = await startHarness(accounts('a', 'b'), { routing: { sessionAffinity: true }, sim: { sseIntervalMs: 80 } });
+      const first = await callRouter(harness, { session: 'bound', body: STREAM });
+      assert.equal(first.headers['x-claude-router-account'], 'a');
+      harness.sim.setConcurrencyLimit('a', 1);
+      return harness;
+    }
+
+    /** Starts a request of another session and resolves once the upstream is answering it on a. */
+    async function occupyA(harness: Harness, session: string): Promise<{ call: Promise<CallResult> }> {
+      const call = callRouter(harness, { session, body: STREAM });
+      await eventually(() => harness.sim.account('a').inflight === 1, 3000, `${session} in flight on a`);
+      return { call };
+    }
+
+    it('waits for room on its own account with its single request, keeps its account, and the decision shows the wait — before and after the limit is learned', async () => {
+      h = await boundToA();
+      for (const other of ['other-1', 'other-2']) {
+        const occupying = await occupyA(h, other);
+        const mine = await callRouter(h, { session: 'bound', body: STREAM });
+        const theirs = await occupying.call;
+        assertAllServed([mine, theirs]);
+        assert.equal(theirs.headers['x-claude-router-account'], 'a');
+        assert.equal(mine.headers['x-claude-router-account'], 'a', `${other}: the session stays on its warm account`);
+      }
+      assert.equal(h.sim.requests.filter((r) => r.account === 'b').length, 0, 'nothing spilled to b');
+      const decisions = await decisionsOf(h, 5);
+      const waited = decisions.filter((d) => d.waits?.some((w) => w.why === 'bound_room'));
+      assert.equal(waited.length, 2, JSON.stringify(decisions.map((d) => d.waits)));
+      for (const d of waited) {
+        const w = d.waits!.find((x) => x.why === 'bound_room')!;
+        assert.equal(w.account, 'a');
+        assert.equal(w.end, 'woken');
+        assert.ok(w.ms > 0, `it waited (${w.ms} ms)`);
+      }
+      const st = await routerStatus(h);
+      assert.deepEqual(
+        st.sessions.map((x: { account: string }) => x.account),
+        ['a', 'a', 'a'],
+        'every session is bound to a',
+      );
+    });
+
+    it("spills the session's second parallel request to another account at once; the binding stays", async () => {
+      h = await boundToA();
+      const results = await burst(h, 2, () => 'bound');
+      assertAllServed(results);
+      assert.deepEqual(results.map((r) => r.headers['x-claude-router-account']).sort(), ['a', 'b']);
+      const decisions = await decisionsOf(h, 3);
+      assert.ok(!decisions.some((d) => d.waits?.some((w) => w.why === 'bound_room')), 'the parallel request did not wait');
+      const st = await routerStatus(h);
+      assert.deepEqual(
+        st.sessions.map((x: { account: string }) => x.account),
+        ['a'],
+      );
+    });
+  });
 });

@@ -39,9 +39,9 @@ describe('cost leases', function () {
     const params = metricsParams(config.policy, MODEL);
     assert.equal(planFor(state, config, params, null, 0, true).order[0].reserved, undefined, 'nothing in flight: no reservation');
     const cost = estimateCost(20_000, 'cold', 1024, 1.15);
-    const lease = state.leases.acquire('a', { cost, model: MODEL });
+    const lease = state.leases.acquire('a', null, { cost, model: MODEL });
     assert.deepEqual(planFor(state, config, params, null, 0, true).order[0].reserved, cost);
-    state.leases.acquire('a', { cost, model: MODEL });
+    state.leases.acquire('a', null, { cost, model: MODEL });
     assert.equal(planFor(state, config, params, null, 0, true).order[0].reserved?.outputTokens, 2048);
     lease.release();
     assert.deepEqual(planFor(state, config, params, null, 0, true).order[0].reserved, cost);

@@ -4,8 +4,9 @@
  * whose conversations grow turn by turn (so the prompt cache matters),
  * transient throttles (a `retry-after` of 1–2 s) on whichever account serves at
  * the time — the conditions under which the seed saw sessions ping-pong between
- * accounts — and staggered quota, so sessions must move when their account
- * runs out.
+ * accounts — a concurrency limit per account (parallel requests above it are
+ * throttled, as an upstream does), and staggered quota, so sessions must move
+ * when their account runs out.
  */
 import { writeFileSync } from 'node:fs';
 import type { ConfigInput } from '../../src/config/schema';
@@ -27,6 +28,10 @@ export interface WorkloadOptions {
    * {@link FIVE_HOUR_LIMIT_TOKENS}, so the accounts reach the session soft limit, and run out, at different times.
    */
   initialFiveHourUsed: [number, number, number];
+  /** Each account's upstream concurrency limit: a request arriving while this many are in flight on it is throttled (429, headers `allowed`, no `retry-after`). */
+  concurrencyLimit: number;
+  /** Delay between an answer's stream events, ms: answers last a while, so sessions overlap on an account. */
+  streamEventIntervalMs: number;
 }
 
 /** The size of every account's 5-hour window in the workload, tokens: small enough for the run to fill them. */
@@ -44,7 +49,9 @@ export const DEFAULT_WORKLOAD: WorkloadOptions = {
     { afterRequests: 300, retryAfterS: 1 },
     { afterRequests: 380, retryAfterS: 2 },
   ],
-  initialFiveHourUsed: [0.55, 0.35, 0.15],
+  initialFiveHourUsed: [0.55, 0.44, 0.06],
+  concurrencyLimit: 3,
+  streamEventIntervalMs: 15,
 };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -63,10 +70,11 @@ export async function runWorkload(routing: ConfigInput['routing'], w: WorkloadOp
     initialFiveHourUsed: w.initialFiveHourUsed[i],
     fiveHourResetInMs: 4 * 3_600_000,
   }));
-  const h = await startHarness(spec, { routing });
+  const h = await startHarness(spec, { routing, sim: { sseIntervalMs: w.streamEventIntervalMs } });
   try {
     // Evidence for every account first, as the usage poller gives a long-running proxy.
     for (let i = 0; i < spec.length; i++) await h.router.poller.tick();
+    for (const a of spec) h.sim.setConcurrencyLimit(a.label, w.concurrencyLimit);
     let served = 0;
     const onServed = (account: string | undefined) => {
       served++;

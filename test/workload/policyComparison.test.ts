@@ -7,7 +7,7 @@ import { DEFAULT_WORKLOAD, runWorkload, SUGGESTED_ROUTING } from '../support/wor
 describe('policy comparison on a simulated multi-session workload', function () {
   this.timeout(240_000);
 
-  it("under transient throttles and staggered quota the seed's suggested configuration, in either rebind mode, moves sessions only for quota — no ping-pong — and the default answers every request", async () => {
+  it("under transient throttles, a per-account concurrency limit and staggered quota the seed's suggested configuration, in either rebind mode, moves sessions only for quota — no ping-pong — and the default answers every request", async () => {
     const dir = path.resolve(__dirname, '../../../test-artifacts');
     mkdirSync(dir, { recursive: true });
     const log = (name: string) => path.join(dir, `policy-decisions-${name}.jsonl`);

@@ -8,7 +8,7 @@
  * On a healthy pool (no cap, nothing learned, no ramp, no cooldown) each function returns after a
  * size check or two: no clock read, no allocation, no promise.
  */
-import type { AttemptRecord } from '../../routing/decision';
+import type { AttemptRecord, WaitRecord } from '../../routing/decision';
 import type { PlanAccount } from '../../routing/plan';
 import type { RoutingPolicy } from '../../routing/policy';
 import { isTransientCooldown } from '../../quota/cooldown';
@@ -162,6 +162,36 @@ export async function waitForRoom(ctx: RequestContext, account: PlanAccount, att
   else attempts.push({ account: account.id, status: 0, result: 'queued', ms: waited });
   tidy(s, account.id);
   return end === 'client_gone' ? 'gone' : 'again';
+}
+
+/**
+ * The room row of the binding table (docs/routing.md#bindings-and-blips): a bound session's single
+ * request — the session has nothing in flight on its bound account — that finds the account without
+ * room waits for room there until `untilMs` (epoch ms) rather than spill to another account (a
+ * prompt-cache write). Held in the account's queue, woken like {@link waitForRoom}'s waiters; the
+ * wait is one `bound_room` entry of the decision's `waits`.
+ * @returns whether the account has room now (false: the bound passed, the waiting room is full, or the client left)
+ */
+export async function waitForBoundRoom(ctx: RequestContext, account: PlanAccount, untilMs: number): Promise<boolean> {
+  const s = ctx.services;
+  const limits = waitingLimits(ctx.generation.config.policy);
+  const t0 = s.now();
+  let record: WaitRecord | undefined;
+  for (let now = t0; now < untilMs; now = s.now()) {
+    const entry = s.state.concurrency.entry(account.id);
+    const held = s.waitingRoom.hold({ queue: entry.queue, bodyBytes: ctx.body.length, maxMs: Math.min(untilMs - now, RECHECK_MS), client: ctx.client }, limits);
+    if (!record) (ctx.waits ??= []).push((record = { why: 'bound_room', account: account.id, ms: 0, end: 'refused' }));
+    if (!held) break;
+    record.end = await held;
+    record.ms = s.now() - t0;
+    if (record.end === 'client_gone') break;
+    if (hasRoom(ctx, account)) {
+      tidy(s, account.id);
+      return true;
+    }
+  }
+  tidy(s, account.id);
+  return false;
 }
 
 /** Requests `label` can take now beyond those in flight (its cap, learned limit and ramp; a pause leaves none), by `policy` at `now` (epoch ms). Infinity without any. */

@@ -7,8 +7,9 @@
  * failure ends the stream with an Anthropic-shaped `event: error` — never a
  * second `message_start`.
  *
- * An account without room (admission.ts) is passed over for the next one; when no account had
- * room the request waits in the waiting room for it and tries again.
+ * An account without room (admission.ts) is passed over for the next one — except a bound session's
+ * single request, which first waits up to `session-affinity-blip-wait-ms` for room on its account;
+ * when no account had room the request waits in the waiting room for it and tries again.
  *
  * Every lease is acquired and released here, in one `finally` per attempt; a complete answer
  * reconciles its lease (costLease.ts, docs/cost-leases.md) before that release.
@@ -17,7 +18,7 @@ import type { AttemptRecord, DecisionOutcome } from '../../routing/decision';
 import type { PlanAccount } from '../../routing/plan';
 import type { HeldAnswer } from '../relay/clientAnswer';
 import { ClientLink } from '../upstream/call';
-import { admitted, hasRoom, released, settle, waitForRoom } from './admission';
+import { admitted, hasRoom, released, settle, waitForBoundRoom, waitForRoom } from './admission';
 import { costReservation } from './costLease';
 import type { AttemptOutcome, RequestContext } from './context';
 import { usableNow } from './eligibility';
@@ -67,13 +68,17 @@ export async function attempt(ctx: RequestContext): Promise<void> {
   let waitSinceMs = 0;
   let waitRefused = false;
   let concurrencyThrottles = 0;
+  // When this request's wait for room on its session's bound account ends, epoch ms (0: it has not waited).
+  let boundRoomUntilMs = 0;
   try {
     // One round per plan or pass: a transient wait (transientWait.ts) holds the request and plans it
     // again; when no usable account had room, the request waits for room (admission.ts) and goes round again.
     let roomWaited = false;
     rounds: for (;;) {
       full = undefined;
-      for (const account of ctx.plan.order) {
+      const order = ctx.plan.order;
+      for (let i = 0; i < order.length; i++) {
+        const account = order[i];
         if (client.gone) {
           outcome = unserved('client_abort', 499, attempts);
           break rounds;
@@ -91,7 +96,10 @@ export async function attempt(ctx: RequestContext): Promise<void> {
           if (next === 'go_on') continue;
         }
         if (forMessages && !hasRoom(ctx, account)) {
-          full ??= account;
+          // A bound session's single request waits briefly for room on its account, then looks at it again (it may have paused meanwhile); its parallel requests spill.
+          if (singleOfBoundSession(ctx, account) && (await waitForBoundRoom(ctx, account, (boundRoomUntilMs ||= s.now() + ctx.generation.config.policy.sessionAffinityBlipWaitMs))))
+            i--;
+          else full ??= account;
           continue;
         }
         // A subscription account only short of room is waited for before a pay-as-you-go account serves.
@@ -103,7 +111,7 @@ export async function attempt(ctx: RequestContext): Promise<void> {
         let throttled = false;
         // The same-account retry rule is asked only after a failed attempt: a served request pays no promise for it.
         do {
-          const lease = forMessages && !account.fallback ? s.state.leases.acquire(account.id, costReservation(ctx, account)) : undefined;
+          const lease = forMessages && !account.fallback ? s.state.leases.acquire(account.id, ctx.info.sticky.keyHash, costReservation(ctx, account)) : undefined;
           const sent = lease ? admitted(ctx, account) : 0;
           try {
             step = await tryAccount(ctx, account, attempts, attempted);
@@ -122,7 +130,9 @@ export async function attempt(ctx: RequestContext): Promise<void> {
           // Too many at once on this account, not its failure: the session keeps it, and the request may come back to it.
           attempted.delete(account.id);
           held = step.held ?? held;
-          full ??= account;
+          // A bound session's single request tries its account again, waiting for room there first (the check above).
+          if (singleOfBoundSession(ctx, account) && (boundRoomUntilMs === 0 || s.now() < boundRoomUntilMs)) i--;
+          else full ??= account;
           continue;
         }
         if (step.next === 'served') {
@@ -177,6 +187,13 @@ export async function attempt(ctx: RequestContext): Promise<void> {
     // No call follows: the body's bytes and its share of the memory budget go now.
     ctx.body.release();
   }
+}
+
+/** Whether `account` is the request's session's bound account, placed by affinity, with none of the session's requests in flight on it. */
+function singleOfBoundSession(ctx: RequestContext, account: PlanAccount): boolean {
+  const affinity = ctx.plan.affinity;
+  const key = ctx.info.sticky.keyHash;
+  return affinity.applied && affinity.boundAccount === account.id && key !== null && ctx.services.state.leases.sessionInflight(account.id, key) === 0;
 }
 
 /**

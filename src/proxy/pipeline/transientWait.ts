@@ -28,7 +28,7 @@ export const MAX_TOTAL_WAIT_MS = 120_000;
 /** One wait lasts at most this long past the end of the cooldown it waits for, ms: the paced release spreads the waiters over it. */
 export const MAX_RELEASE_SPREAD_MS = 15_000;
 
-/** Why a request waits (the decision record's `waits[].why`). */
+/** Why a request waits for an account to recover (the decision record's `waits[].why`; `bound_room`, a wait for room, is admission.ts's). */
 export type WaitWhy = 'blip' | 'same_account_retry' | 'transient';
 
 const COOLING_QUEUE = 'cooling:';

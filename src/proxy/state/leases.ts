@@ -37,6 +37,8 @@ export class LeaseTable {
   private readonly counts = new Map<string, number>();
   /** Sum of the reservations in flight per account; an entry is replaced, never changed, so a plan may keep it. */
   private readonly reservations = new Map<string, Readonly<CostEstimate>>();
+  /** Leases per account and session, keyed `account` NUL `session key hash`: whether a session already has a request on an account. */
+  private readonly sessionCounts = new Map<string, number>();
 
   /**
    * @param onChange called after every acquire and release
@@ -47,18 +49,22 @@ export class LeaseTable {
     readonly outputs: OutputSamples = new OutputSamples(),
   ) {}
 
-  /** Takes a lease on `account`, reserving `reservation` when given. Never refuses: caps are the caller's policy. */
-  acquire(account: string, reservation?: CostReservation): Lease {
-    this.counts.set(account, (this.counts.get(account) ?? 0) + 1);
+  /**
+   * Takes a lease on `account`, reserving `reservation` when given. Never refuses: caps are the caller's policy.
+   * @param session the request's sticky key hash (16 hex), null without one
+   */
+  acquire(account: string, session: string | null = null, reservation?: CostReservation): Lease {
+    bump(this.counts, account, 1);
+    const key = session === null ? null : sessionKey(account, session);
+    if (key !== null) bump(this.sessionCounts, key, 1);
     if (reservation) this.reservations.set(account, add(this.reservations.get(account), reservation.cost, 1));
     this.onChange();
     let released = false;
     const release = () => {
       if (released) return false;
       released = true;
-      const n = (this.counts.get(account) ?? 0) - 1;
-      if (n <= 0) this.counts.delete(account);
-      else this.counts.set(account, n);
+      bump(this.counts, account, -1);
+      if (key !== null) bump(this.sessionCounts, key, -1);
       if (reservation) {
         const left = add(this.reservations.get(account), reservation.cost, -1);
         if (isEmpty(left)) this.reservations.delete(account);
@@ -83,6 +89,11 @@ export class LeaseTable {
   /** Requests in flight on `account`. */
   inflight(account: string): number {
     return this.counts.get(account) ?? 0;
+  }
+
+  /** Requests of the session with key hash `session` in flight on `account`. */
+  sessionInflight(account: string, session: string): number {
+    return this.sessionCounts.get(sessionKey(account, session)) ?? 0;
   }
 
   /** The estimated tokens reserved on `account` by the requests in flight, by kind; undefined when none. */
@@ -110,4 +121,15 @@ function add(sum: Readonly<CostEstimate> | undefined, cost: Readonly<CostEstimat
 
 function isEmpty(c: CostEstimate): boolean {
   return c.inputTokens <= 0 && c.cacheReadTokens <= 0 && c.cacheWriteTokens <= 0 && c.outputTokens <= 0;
+}
+
+function sessionKey(account: string, session: string): string {
+  return account + '\0' + session;
+}
+
+/** Adds `by` to `map`'s count of `key`, dropping it at 0. */
+function bump(map: Map<string, number>, key: string, by: number): void {
+  const n = (map.get(key) ?? 0) + by;
+  if (n <= 0) map.delete(key);
+  else map.set(key, n);
 }

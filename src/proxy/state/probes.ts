@@ -3,12 +3,12 @@
  * how many failed, when the next may start. Not saved: after a restart every account may be
  * re-checked at once. A probe is taken as a ticket and ended exactly once by whoever took it.
  */
-import { mayProbe, probeEnded, probeStarted, type ProbeKind, type ProbeRecord } from '../../routing/probe';
+import { mayProbe, probeEnded, probeStarted, type ProbeRecord, type ProbeUse } from '../../routing/probe';
 
 /** One probe in flight. */
 export interface ProbeTicket {
   readonly account: string;
-  readonly kind: ProbeKind;
+  readonly kind: ProbeUse;
   /**
    * Ends the probe at `nowMs` (epoch ms): `ok` true forgets the account's failures, false backs
    * the next probe off, undefined (never reached the account) only frees the slot. Later calls do nothing.
@@ -32,7 +32,7 @@ export class ProbeTable {
   }
 
   /** Starts a probe of `account`, or undefined when one is in flight or its back-off is not over. */
-  begin(account: string, kind: ProbeKind, nowMs: number): ProbeTicket | undefined {
+  begin(account: string, kind: ProbeUse, nowMs: number): ProbeTicket | undefined {
     if (!this.may(account, nowMs)) return undefined;
     this.records.set(account, probeStarted(this.records.get(account)));
     this.onChange();

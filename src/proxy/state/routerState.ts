@@ -17,6 +17,7 @@ import { LearnedCosts, weightedTokens, type SavedLearnedCosts, type TokensByKind
 import { SessionWork } from '../../routing/sessionWork';
 import { SessionAffinityStore, type SavedBinding } from '../../routing/affinity';
 import { toStickyKeyHash } from '../../routing/identify';
+import { newlyResetWindow, type ResetWindow } from '../../routing/probe';
 import { AccountPerformance } from './accountPerformance';
 import { ConcurrencyTable } from './concurrency';
 import { LeaseTable } from './leases';
@@ -49,6 +50,20 @@ export interface SavedRouterState {
   scopedCooldowns?: Record<string, Record<string, Cooldown>>;
   /** What was learned of each account's windows' cost per token (src/quota/learnedCosts.ts); absent in files of older versions. */
   learnedCosts?: SavedLearnedCosts;
+}
+
+/** The last limit warm-up of an account (docs/routing.md#limit-warm-up). Not saved. */
+export interface WarmUpResult {
+  /** When it was sent, epoch ms. */
+  atMs: number;
+  /** The model it asked (`routing.warm-up-model`). */
+  model: string;
+  /** The window whose reset it followed. */
+  window: ResetWindow;
+  /** The account answered 2xx. */
+  ok: boolean;
+  /** The upstream's status; 0 when no answer came (network error). */
+  status: number;
 }
 
 /** What {@link RouterState.resetCooldown} lifted. */
@@ -88,10 +103,12 @@ export class RouterState {
    * by persistence.ts, at most once a minute; changing it signals no change (it changes with every request).
    */
   readonly history = new UsageHistory();
+  /** Each account's last limit warm-up. */
+  readonly warmUps = new Map<string, WarmUpResult>();
   readonly counters: RouterCounters = { requests: 0, served: 0, failovers: 0, noUsableAccount: 0, errors: 0, clientAborts: 0 };
   /** Requests started, for round-robin. */
   roundRobinCursor = 0;
-  /** Emits `changed` (coalesced to one per tick) whenever anything above changes. */
+  /** Emits `changed` (coalesced to one per tick) whenever anything above changes, and `windowReset` (label, {@link ResetWindow}) when evidence shows a window newly reset. */
   readonly events = new EventEmitter();
   private changePending = false;
 
@@ -104,6 +121,12 @@ export class RouterState {
     this.sessionWork = new SessionWork(idleTtlMs);
   }
 
+  /** Records `account`'s last limit warm-up. */
+  recordWarmUp(account: string, result: WarmUpResult): void {
+    this.warmUps.set(account, result);
+    this.changed();
+  }
+
   /**
    * Records quota evidence; evidence that a cooldown (account-wide or model-scoped) is over lifts
    * it — but only evidence from a request sent after the cooldown was set: a request already in
@@ -112,9 +135,11 @@ export class RouterState {
    * @param sentAtMs when the request that produced the evidence was sent, epoch ms
    */
   recordEvidence(account: string, snapshot: QuotaSnapshot, sentAtMs: number): void {
+    const before = this.snapshots.get(account);
     this.learnedCosts.observe(account, snapshot);
-    const merged = mergeSnapshot(this.snapshots.get(account), snapshot);
+    const merged = mergeSnapshot(before, snapshot);
     this.snapshots.set(account, merged);
+    const reset = newlyResetWindow(before, merged);
     const cd = this.cooldowns.get(account);
     if (cd && cooldownClearedBy(cd, merged, sentAtMs)) this.cooldowns.delete(account);
     const scoped = this.scopedCooldowns.get(account);
@@ -122,6 +147,8 @@ export class RouterState {
       for (const [family, c] of scoped) if (scopedCooldownClearedBy(c, family, merged, sentAtMs)) scoped.delete(family);
       if (scoped.size === 0) this.scopedCooldowns.delete(account);
     }
+    // After the cooldowns it lifts: a listener sees the account as this evidence leaves it.
+    if (reset) this.events.emit('windowReset', account, reset);
     this.changed();
   }
 
@@ -194,6 +221,7 @@ export class RouterState {
     this.cooldowns.delete(account);
     this.scopedCooldowns.delete(account);
     this.probes.forget(account);
+    this.warmUps.delete(account);
     this.needsSignIn.delete(account);
     this.affinity.forgetAccount(account);
     this.performance.forgetAccount(account);

@@ -12,7 +12,7 @@ import { sessionTimeline, type SwitchCause } from '../../routing/sessionTimeline
 import type { EstimationReport } from './estimation';
 import { estimationLines, modelEstimateText, reservedText } from './estimationView';
 import type { StatusReport } from './status';
-import { accountState, candidateText, eligibilityText, explainReason, percent, poolSummary, timeUntil, whyNow, type AccountState } from './statusView';
+import { accountState, candidateText, eligibilityText, explainReason, percent, poolSummary, timeUntil, warmUpText, whyNow, type AccountState } from './statusView';
 import type { HistoryRange, UsageSeries } from '../state/usageHistory';
 
 /** One usage bar: `used` is a fraction 0–1 (null: unknown). */
@@ -29,7 +29,7 @@ export interface AccountView {
   badges: string[];
   /** `in flight 1 · sessions 2 · 31% of the last 200 requests` */
   load: string;
-  /** `Status: Active · eligibility for a new request: eligible` */
+  /** `Status: Active · eligibility for a new request: eligible`, then the warm-up when the account has one (`· warm-up ok (…)`) */
   statusLine: string;
   bars: BarView[];
   warnings: string[];
@@ -194,7 +194,7 @@ function accountViews(s: StatusReport, decisions: readonly DecisionRecord[], now
       state,
       badges: [state.replace(/_/g, ' '), ...(a.primary ? ['primary'] : []), ...(a.fallback ? ['fallback'] : [])],
       load: [`in flight ${a.inflight}`, `sessions ${a.boundSessions}`, ...(share ? [share] : [])].join(' · '),
-      statusLine: `Status: ${a.status} · eligibility for a new request: ${eligibilityText(a, now)}`,
+      statusLine: [`Status: ${a.status} · eligibility for a new request: ${eligibilityText(a, now)}`, ...(warmUpText(a, now) ? [warmUpText(a, now)] : [])].join(' · '),
       bars: [
         bar('5 h', a.session.used, a.session.resetsAt),
         bar('7 d', a.weekly.used, a.weekly.resetsAt),

@@ -91,6 +91,12 @@ export interface AccountReport {
    * Null when none is pending.
    */
   recheck: { state: 'due' | 'probing' | 'backing_off'; failures: number; nextAt: string | null } | null;
+  /**
+   * The limit warm-up (docs/routing.md#limit-warm-up): `enabled` — the account opted in
+   * (`warm-up: true`); `last` — its last warm-up: when (ISO-8601), the model, the window whose
+   * reset it followed (`5h` | `7d`), whether the account answered 2xx, and the status (0: no answer).
+   */
+  warmUp: { enabled: boolean; last: { at: string; model: string; window: string; ok: boolean; status: number } | null };
   session: WindowReport;
   weekly: WindowReport;
   scoped: Record<string, WindowReport>;
@@ -194,6 +200,12 @@ function eligibilityOf(label: string, enabled: boolean, preview: PreviewReport):
   return preview.verdicts.find((x) => x.account === label)?.filter ?? null;
 }
 
+/** The account's warm-up (see AccountReport.warmUp). */
+function warmUpOf(state: RouterState, label: string, enabled: boolean): AccountReport['warmUp'] {
+  const w = state.warmUps.get(label);
+  return { enabled, last: w ? { at: iso(w.atMs)!, model: w.model, window: w.window, ok: w.ok, status: w.status } : null };
+}
+
 /** The account's re-check state (see AccountReport.recheck). */
 function recheckOf(state: RouterState, label: string, eligibility: FilterVerdict | null, now: number): AccountReport['recheck'] {
   const r = state.probes.record(label);
@@ -245,6 +257,7 @@ export function buildStatus(input: StatusInput): StatusReport {
       coolingWindows: cooling?.windows ?? null,
       scopedCoolingUntil: Object.fromEntries([...(state.scopedCooldowns.get(a.label) ?? [])].filter(([, c]) => c.untilMs > now).map(([f, c]) => [f, iso(c.untilMs)!])),
       recheck: recheckOf(state, a.label, eligibility, now),
+      warmUp: warmUpOf(state, a.label, a.warmUp === true),
       session: windowReport(snap?.session, m.sessionUsed, m.sessionResetMs),
       weekly: windowReport(snap?.weekly, m.weeklyUsed, m.weeklyResetMs),
       scoped,

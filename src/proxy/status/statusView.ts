@@ -60,6 +60,19 @@ function windowCooldownWhy(a: AccountReport, now: number): string {
   return `${windows}; a re-check failed, next in ${timeUntil(r.nextAt, now)}`;
 }
 
+/**
+ * The account's limit warm-up in words — `warm-up ok (claude-haiku-4-5, after the 5h reset, 3 min ago)`,
+ * `warm-up failed: 429 (…)`, `warm-up on, none yet` — or '' when it has not opted in and never warmed up.
+ * @param now epoch ms
+ */
+export function warmUpText(a: AccountReport, now: number): string {
+  const last = a.warmUp.last;
+  if (!last) return a.warmUp.enabled ? 'warm-up on, none yet' : '';
+  const ago = formatDuration(Math.max(0, Math.round((now - Date.parse(last.at)) / 1000)));
+  const result = last.ok ? 'ok' : `failed: ${last.status === 0 ? 'no answer' : last.status}`;
+  return `warm-up ${result} (${last.model}, after the ${last.window} reset, ${ago} ago)`;
+}
+
 /** The account's admission in words — its learned concurrency limit, its ramp, its queue — or '' when it has none of them. */
 export function concurrencyText(a: AccountReport): string {
   const parts: string[] = [];

@@ -9,7 +9,7 @@
  */
 import { formatDuration } from '../../quota/duration';
 import type { AccountReport, StatusReport } from './status';
-import { accountDescription, accountState, concurrencyText, eligibilityText, percent, timeUntil, whyNow, type AccountState } from './statusView';
+import { accountDescription, accountState, concurrencyText, eligibilityText, percent, timeUntil, warmUpText, whyNow, type AccountState } from './statusView';
 
 /** Codicons per account state (the tree view's icons and the status bar tooltip's). */
 export const STATE_ICONS: Record<AccountState, string> = {
@@ -62,6 +62,8 @@ export function accountTooltip(a: AccountReport, s: StatusReport, now: number): 
   const concurrency = concurrencyText(a);
   // Numbers only: nothing to escape.
   if (concurrency) lines.push(`- concurrency: ${concurrency}\n`);
+  const warm = warmUpText(a, now);
+  if (warm) lines.push(`- ${e(warm)}\n`);
   lines.push(`- in flight: ${a.inflight} · bound sessions: ${a.boundSessions}\n\n`);
   lines.push(`*${e(whyNow(a, s))}*`);
   return lines.join('');

@@ -101,6 +101,7 @@ export const SELECTION_REASONS = [
   'routing_policy_error',
   'recovery_probe',
   'evidence_probe',
+  'warm_up',
   ...STRATEGY_REASONS,
 ] as const;
 /** Why the first account was chosen. */

@@ -89,9 +89,9 @@ describe('proxy/leases LeaseTable', () => {
     it('sums the reservations in flight per account, by kind, and a plan sees them as they are taken', () => {
       const t = new LeaseTable();
       assert.equal(t.reserved('a'), undefined);
-      const first = t.acquire('a', { cost: cost(100, 0, 0, 1024), model: 'm' });
+      const first = t.acquire('a', null, { cost: cost(100, 0, 0, 1024), model: 'm' });
       const seenByNextPlan = t.reserved('a');
-      t.acquire('a', { cost: cost(0, 900, 100, 500), model: 'm' });
+      t.acquire('a', null, { cost: cost(0, 900, 100, 500), model: 'm' });
       assert.deepEqual(t.reserved('a'), cost(100, 900, 100, 1524));
       assert.deepEqual(seenByNextPlan, cost(100, 0, 0, 1024), 'a sum a plan holds is never changed under it');
       first.release();
@@ -102,7 +102,7 @@ describe('proxy/leases LeaseTable', () => {
     it('reconcile gives the reservation back and teaches the model its actual output, once; a later release changes nothing', () => {
       const outputs = new OutputSamples();
       const t = new LeaseTable(undefined, outputs);
-      const l = t.acquire('a', { cost: cost(0, 9_000, 1_000, 32_000), model: 'm' });
+      const l = t.acquire('a', null, { cost: cost(0, 9_000, 1_000, 32_000), model: 'm' });
       l.reconcile(USAGE);
       l.release();
       l.reconcile(USAGE);
@@ -118,7 +118,7 @@ describe('proxy/leases LeaseTable', () => {
     it('a released lease (error, abort) teaches nothing, even when reconciled afterwards', () => {
       const outputs = new OutputSamples();
       const t = new LeaseTable(undefined, outputs);
-      const l = t.acquire('a', { cost: cost(10, 0, 0, 1024), model: 'm' });
+      const l = t.acquire('a', null, { cost: cost(10, 0, 0, 1024), model: 'm' });
       l.release();
       l.reconcile(USAGE);
       assert.equal(t.reserved('a'), undefined);
@@ -127,7 +127,7 @@ describe('proxy/leases LeaseTable', () => {
 
     it('returns every account to no reservation after many interleaved reserve/reconcile/release calls', () => {
       const t = new LeaseTable();
-      const held = Array.from({ length: 60 }, (_, i) => t.acquire(`acct${i % 3}`, { cost: cost(i, 2 * i, 3 * i, 100 + i), model: null }));
+      const held = Array.from({ length: 60 }, (_, i) => t.acquire(`acct${i % 3}`, null, { cost: cost(i, 2 * i, 3 * i, 100 + i), model: null }));
       held.forEach((l, i) => (i % 2 ? l.reconcile(USAGE) : l.release()));
       held.forEach((l) => l.release());
       for (let i = 0; i < 3; i++) assert.equal(t.reserved(`acct${i}`), undefined);
