@@ -23,8 +23,23 @@ export const DEFAULT_SESSION_TOKENS_PER_MS = 0.1;
 export interface BoundWork {
   /** Live sessions last served by the account. */
   sessions: number;
-  /** Their summed expected rate, weighted tokens per ms. */
+  /** Their summed expected rate, each decayed by its idle time (exp(−idle ÷ IDLE_DECAY_MS)), weighted tokens per ms. */
   tokensPerMs: number;
+}
+
+/**
+ * How fast an idle session's expected work fades, ms: a session idle this long counts at 1/e of its
+ * rate (idle 15 min: 0.72, 60 min: 0.26), since a session that stopped turning is likely done. Measured
+ * on the generated week (docs/policies.md#forecast-on-the-generated-week).
+ */
+export const IDLE_DECAY_MS = 45 * 60_000;
+/** Decayed sums are kept relative to a reference time, moved forward once they grow by e^REBASE_AFTER. */
+const REBASE_AFTER = 200;
+
+/** An account's sums: rates scaled by exp((last turn − reference) ÷ IDLE_DECAY_MS). */
+interface AccountSum {
+  sessions: number;
+  scaled: number;
 }
 
 interface SessionEntry {
@@ -37,12 +52,16 @@ interface SessionEntry {
   gapMs: number | null;
   /** The rate counted in its account's sum, weighted tokens per ms. */
   rate: number;
+  /** That rate as counted in the sum: × exp((lastAtMs − reference) ÷ IDLE_DECAY_MS). */
+  scaled: number;
 }
 
 export class SessionWork {
   /** In order of last service: the oldest first, so expiry pops from the front. */
   private readonly sessions = new Map<string, SessionEntry>();
-  private readonly accounts = new Map<string, BoundWork>();
+  private readonly accounts = new Map<string, AccountSum>();
+  /** The reference time of the scaled sums, epoch ms. */
+  private refMs: number | null = null;
   private fleetRate = DEFAULT_SESSION_TOKENS_PER_MS;
   /** Expected lifetime of a session, ms; null until a session has ended (then the idle TTL stands in). */
   private fleetLifeMs: number | null = null;
@@ -60,6 +79,7 @@ export class SessionWork {
    */
   served(session: string, account: string, tokens: number, atMs: number): void {
     this.expire(atMs);
+    this.rebase(atMs);
     const prev = this.sessions.get(session);
     let entry: SessionEntry;
     if (prev) {
@@ -70,22 +90,26 @@ export class SessionWork {
       const tokensPerTurn = prev.tokensPerTurn + ALPHA * (tokens - prev.tokensPerTurn);
       const rate = tokensPerTurn / gapMs;
       this.fleetRate += FLEET_ALPHA * (rate - this.fleetRate);
-      entry = { account, firstAtMs: prev.firstAtMs, lastAtMs: Math.max(atMs, prev.lastAtMs), tokensPerTurn, gapMs, rate };
+      const lastAtMs = Math.max(atMs, prev.lastAtMs);
+      entry = { account, firstAtMs: prev.firstAtMs, lastAtMs, tokensPerTurn, gapMs, rate, scaled: this.scale(rate, lastAtMs) };
     } else {
-      entry = { account, firstAtMs: atMs, lastAtMs: atMs, tokensPerTurn: tokens, gapMs: null, rate: this.fleetRate };
+      const rate = this.fleetRate;
+      entry = { account, firstAtMs: atMs, lastAtMs: atMs, tokensPerTurn: tokens, gapMs: null, rate, scaled: this.scale(rate, atMs) };
     }
     this.sessions.set(session, entry);
     const w = this.accounts.get(account);
     if (w) {
       w.sessions++;
-      w.tokensPerMs += entry.rate;
-    } else this.accounts.set(account, { sessions: 1, tokensPerMs: entry.rate });
+      w.scaled += entry.scaled;
+    } else this.accounts.set(account, { sessions: 1, scaled: entry.scaled });
   }
 
-  /** The bound work of `account` at `nowMs`; undefined when no live session counts on it. */
+  /** The bound work of `account` at `nowMs` (a new object); undefined when no live session counts on it. */
   accountWork(account: string, nowMs: number): BoundWork | undefined {
     this.expire(nowMs);
-    return this.accounts.get(account);
+    const w = this.accounts.get(account);
+    if (!w) return undefined;
+    return { sessions: w.sessions, tokensPerMs: this.refMs === null ? 0 : w.scaled * Math.exp((this.refMs - nowMs) / IDLE_DECAY_MS) };
   }
 
   /** The expected rate of `session` (its own once it has two turns, else the fleet's), weighted tokens per ms. */
@@ -128,9 +152,24 @@ export class SessionWork {
     const w = this.accounts.get(e.account);
     if (!w) return;
     w.sessions--;
-    w.tokensPerMs -= e.rate;
+    w.scaled -= e.scaled;
     // The sum is kept by additions and subtractions: an emptied account is exactly zero again.
     if (w.sessions <= 0) this.accounts.delete(e.account);
-    else if (w.tokensPerMs < 0) w.tokensPerMs = 0;
+    else if (w.scaled < 0) w.scaled = 0;
+  }
+
+  /** `rate` last turned at `atMs`, as counted in the scaled sums. */
+  private scale(rate: number, atMs: number): number {
+    return rate * Math.exp((atMs - this.refMs!) / IDLE_DECAY_MS);
+  }
+
+  /** Moves the reference time to `atMs` once the scale factors grow large (rare: O(sessions)). */
+  private rebase(atMs: number): void {
+    if (this.refMs === null) this.refMs = atMs;
+    if (atMs - this.refMs < REBASE_AFTER * IDLE_DECAY_MS) return;
+    const f = Math.exp((this.refMs - atMs) / IDLE_DECAY_MS);
+    for (const e of this.sessions.values()) e.scaled *= f;
+    for (const w of this.accounts.values()) w.scaled *= f;
+    this.refMs = atMs;
   }
 }

@@ -12,14 +12,17 @@ import { generateWorkload, WEEK_SHAPE } from '../../src/whatif/generate';
 import { catalogueNames } from '../../src/whatif/policies';
 import { simulate } from '../../src/whatif/simulate';
 
+const runOf = (w: ReturnType<typeof generateWorkload>) => (over: Partial<RoutingPolicy>) =>
+  simulate(w, { name: over.strategy ?? '', policy: { ...DEFAULT_POLICY, sessionAffinity: true, ...over } }).report;
+
 describe('whatif: forecast on the generated week', function () {
   this.timeout(60_000);
   const w = generateWorkload(WEEK_SHAPE);
-  const run = (over: Partial<RoutingPolicy>) => simulate(w, { name: over.strategy ?? '', policy: { ...DEFAULT_POLICY, sessionAffinity: true, ...over } }).report;
   let expiry: PolicyReport;
   let headroom: PolicyReport;
   let forecast: PolicyReport;
   before(() => {
+    const run = runOf(w);
     expiry = run({ strategy: 'fill-first', accountRanking: 'expiry-first' });
     headroom = run({ strategy: 'fill-first', accountRanking: 'headroom-first' });
     forecast = run({ strategy: 'forecast' });
@@ -33,17 +36,41 @@ describe('whatif: forecast on the generated week', function () {
     assert.equal(forecast.unforcedSwitches, 0);
   });
 
-  it('spends expiring weekly allowance far better than headroom-first, and keeps two accounts usable longer than expiry-first', () => {
-    // The issue's bar (within 1 point of expiry-first's unused allowance, at least headroom-first's hours) is not met: docs/policies.md says by how much.
-    assert.ok(forecast.unusedWeeklyAllowance < headroom.unusedWeeklyAllowance / 4, `${forecast.unusedWeeklyAllowance} vs ${headroom.unusedWeeklyAllowance}`);
-    assert.ok(forecast.hoursAtLeastTwoUsable > expiry.hoursAtLeastTwoUsable, `${forecast.hoursAtLeastTwoUsable} vs ${expiry.hoursAtLeastTwoUsable}`);
+  it("wastes at most 1 point of weekly allowance more than expiry-first and keeps two accounts usable as long as headroom-first (the issue's bar)", () => {
+    assert.ok(forecast.unusedWeeklyAllowance <= expiry.unusedWeeklyAllowance + 0.01, `${forecast.unusedWeeklyAllowance} vs ${expiry.unusedWeeklyAllowance}`);
+    assert.ok(forecast.hoursAtLeastTwoUsable >= headroom.hoursAtLeastTwoUsable, `${forecast.hoursAtLeastTwoUsable} vs ${headroom.hoursAtLeastTwoUsable}`);
   });
 
-  it('refuses few requests: the pool runs dry only when every account is exhausted', () => {
-    assert.ok(refusedOf(forecast) <= 0.005 * w.requests.length, `${refusedOf(forecast)} of ${w.requests.length}`);
+  it('refuses no more requests than either ranking', () => {
+    assert.ok(refusedOf(forecast) <= Math.min(refusedOf(expiry), refusedOf(headroom)), `${refusedOf(forecast)} vs ${refusedOf(expiry)} / ${refusedOf(headroom)}`);
   });
 
   it('is in the catalogue `simulate --all` compares', () => {
     assert.ok(catalogueNames().includes('forecast'));
+  });
+});
+
+describe('whatif: forecast on another generated week (seed 3)', function () {
+  this.timeout(60_000);
+  // The bar on unused allowance is not met here (docs/policies.md says by how much); the rest holds.
+  const w = generateWorkload({ ...WEEK_SHAPE, seed: 3 });
+  let expiry: PolicyReport;
+  let headroom: PolicyReport;
+  let forecast: PolicyReport;
+  before(() => {
+    const run = runOf(w);
+    expiry = run({ strategy: 'fill-first', accountRanking: 'expiry-first' });
+    headroom = run({ strategy: 'fill-first', accountRanking: 'headroom-first' });
+    forecast = run({ strategy: 'forecast' });
+  });
+
+  it('keeps two accounts usable at least as long as both rankings, with no more switches or refusals than either', () => {
+    assert.ok(forecast.hoursAtLeastTwoUsable >= Math.max(expiry.hoursAtLeastTwoUsable, headroom.hoursAtLeastTwoUsable), `${forecast.hoursAtLeastTwoUsable}`);
+    assert.ok(forecast.midSessionSwitches <= Math.min(expiry.midSessionSwitches, headroom.midSessionSwitches), `${forecast.midSessionSwitches}`);
+    assert.ok(refusedOf(forecast) <= Math.min(refusedOf(expiry), refusedOf(headroom)), `${refusedOf(forecast)}`);
+  });
+
+  it('wastes far less weekly allowance than headroom-first', () => {
+    assert.ok(forecast.unusedWeeklyAllowance < headroom.unusedWeeklyAllowance / 4, `${forecast.unusedWeeklyAllowance} vs ${headroom.unusedWeeklyAllowance}`);
   });
 });

@@ -38,6 +38,8 @@ export interface ForecastFigures {
   need7d: number;
   /** The expected work fits both windows without starving the bound sessions. */
   fits: boolean;
+  /** Tokens of the week kept back when no account fits (the accounts it does not fit are ordered by free7d − reserve7d). */
+  reserve7d: number;
   /** The weekly reset it was ordered by, epoch ms (null: none pending). */
   weeklyResetMs: number | null;
 }

@@ -5,7 +5,7 @@ import { readDecisionRecord } from '../../../src/routing/decisionRead';
 import { planRoute, type PlanAccount, type PlanInput } from '../../../src/routing/plan';
 import type { RoutingPolicy } from '../../../src/routing/policy';
 import { replanOrder } from '../../../src/routing/replay';
-import { SessionWork } from '../../../src/routing/sessionWork';
+import { IDLE_DECAY_MS, SessionWork } from '../../../src/routing/sessionWork';
 import { candidateText } from '../../../src/proxy/status/statusView';
 import { DAY, HOUR, MIN, NOW, acct, ids, planInput, snap } from '../builders';
 
@@ -52,6 +52,29 @@ describe('routing/planner: forecast', () => {
     // The record explains it in numbers: 140k free of the week for 360k expected.
     const text = candidateText(loser, metricsFromRecord(buildRecord(p).candidates[1].metrics), NOW);
     assert.match(text, /does not fit before the resets \(5-hour: .* weekly: 140k free for 360k expected\)/);
+  });
+
+  it('when no account fits, a week nearly spent days before its reset goes last: its shortfall counts two 5-hour windows kept back', () => {
+    // a: 15 % of its week left (1,500,000) resetting in 3 days, 5-hour window 80 % used; b: 5-hour window 85 % used. Neither takes 360,000 in 5 h.
+    const a = account('a', 0, 0.85, 3 * DAY, {}, 0.8);
+    const b = account('b', 1, 0.3, 5 * DAY, {}, 0.85);
+    const p = plan([a, b]);
+    assert.deepEqual(ids(p.order), ['b', 'a']);
+    assert.equal(p.selectionReason, 'forecast_margin');
+    // 6 h before a's reset a quarter of the reserve is left (500,000): its larger 5-hour room puts it first again.
+    assert.deepEqual(ids(plan([account('a', 0, 0.85, 6 * HOUR, {}, 0.8), b]).order), ['a', 'b']);
+  });
+
+  it("a bound session's expected work fades as it stays idle", () => {
+    const work = new SessionWork(2 * HOUR);
+    work.served('s', 'a', 1_000, NOW);
+    work.served('s', 'a', 1_000, NOW + 10_000);
+    const fresh = work.accountWork('a', NOW + 10_000)!.tokensPerMs;
+    assert.ok(Math.abs(work.accountWork('a', NOW + 10_000 + IDLE_DECAY_MS)!.tokensPerMs - fresh / Math.E) < 1e-9 * fresh);
+    // A turn counts its (new) rate in full again.
+    const back = NOW + 20_000 + IDLE_DECAY_MS;
+    work.served('s', 'a', 1_000, back);
+    assert.ok(Math.abs(work.accountWork('a', back)!.tokensPerMs - work.expectedRate('s')) < 1e-12);
   });
 
   it('reservations in flight count against the allowance as bound work does', () => {

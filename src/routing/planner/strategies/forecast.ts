@@ -8,12 +8,14 @@
  *   free = remaining fraction ÷ learned cost per token − reserved tokens − bound rate × span
  *   need = session rate × span
  *
+ * (bound rate: each bound session's rate decayed by its idle time, src/routing/sessionWork.ts)
  * in weighted tokens (src/quota/learnedCosts.ts), span = min(time to reset, the sessions' expected
  * working horizon: their learned lifetime, the idle TTL until one is known). The
  * session's work fits an account when need ≤ free in both windows. Order: the accounts it fits
  * first, the soonest weekly reset among them first (its expiring allowance is used only as far as
  * the work bound there leaves room, so a burst spreads as each new binding adds its rate); then the
- * accounts it does not fit, the smallest shortfall first (the fewest forced moves later); then
+ * accounts it does not fit, the smallest shortfall first (the fewest forced moves later; the week's
+ * shortfall counts a reserve until its reset nears, so a nearly spent week goes last); then
  * configured order. Bound sessions stay where they are: it runs with the on-quota rebind mode.
  */
 import { expectedCostPerToken, weightedTokens, type LearnedCost } from '../../../quota/learnedCosts';
@@ -25,6 +27,10 @@ import type { OrderInput, Strategy } from './strategy';
 
 const FIVE_HOUR_MS = 5 * 3_600_000;
 const SEVEN_DAY_MS = 7 * 86_400_000;
+/** 5-hour windows' worth of an account's week kept from new sessions until its reset nears. */
+const WEEKLY_RESERVE_WINDOWS = 2;
+/** Over how long before the weekly reset that reserve is released, ms. */
+const RESERVE_RELEASE_MS = 86_400_000;
 
 /**
  * The forecast of `a` for a session of `sessionTokensPerMs` (weighted tokens per ms) at `nowMs`
@@ -48,12 +54,25 @@ export function forecastOf(a: PlanAccount, nowMs: number, sessionTokensPerMs: nu
     need5h: w5.need,
     need7d: w7.need,
     fits: w5.need <= w5.free && w7.need <= w7.free,
+    reserve7d: weeklyReserve(a, nowMs),
     weeklyResetMs: Number.isFinite(m.weeklyResetMs) ? m.weeklyResetMs : null,
   };
 }
 
-/** The smaller of the two windows' free − need, tokens: negative = the work does not fit by that much. */
-const margin = (f: ForecastFigures): number => Math.min(f.free5h - f.need5h, f.free7d - f.need7d);
+/**
+ * What the shortfall order keeps back of `a`'s week at `nowMs`, tokens: WEEKLY_RESERVE_WINDOWS full
+ * 5-hour windows, released linearly over the RESERVE_RELEASE_MS before the weekly reset. When no account
+ * fits, spreading by plain margin ran a nearly spent week dry days before its reset next to two
+ * exhausted 5-hour windows (the refusals of docs/policies.md#forecast-on-the-generated-week).
+ */
+function weeklyReserve(a: PlanAccount, nowMs: number): number {
+  const reset = a.metrics.weeklyResetMs;
+  const toReset = Number.isFinite(reset) ? Math.max(0, reset - nowMs) : SEVEN_DAY_MS;
+  return (WEEKLY_RESERVE_WINDOWS / expectedCostPerToken(a.learnedCosts?.fiveHour, '5h')) * Math.min(1, toReset / RESERVE_RELEASE_MS);
+}
+
+/** The smaller of the two windows' free − need (the week less its reserve), tokens: negative = the work does not fit by that much. */
+const margin = (f: ForecastFigures): number => Math.min(f.free5h - f.need5h, f.free7d - f.reserve7d - f.need7d);
 const resetKey = (f: ForecastFigures): number => f.weeklyResetMs ?? Infinity;
 
 function figuresOf(input: OrderInput): Map<PlanAccount, ForecastFigures> {
