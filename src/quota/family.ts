@@ -20,6 +20,20 @@ export function isFamilyKey(family: string): boolean {
  */
 export function modelFamily(model: string | undefined): string | undefined {
   if (typeof model !== 'string') return undefined;
+  // A request asks for its family several times (plan, record, performance): a handful of model ids repeat.
+  const known = FAMILY_OF.get(model);
+  if (known !== undefined || FAMILY_OF.has(model)) return known;
+  if (FAMILY_OF.size >= MAX_REMEMBERED_MODELS) FAMILY_OF.clear();
+  const family = familyOf(model);
+  FAMILY_OF.set(model, family);
+  return family;
+}
+
+/** Model ids remembered with their family (a client uses a few; a flood of made-up ids only empties the table). */
+const MAX_REMEMBERED_MODELS = 256;
+const FAMILY_OF = new Map<string, string | undefined>();
+
+function familyOf(model: string): string | undefined {
   for (const word of model.toLowerCase().split(/[^a-z0-9]+/)) {
     if (word === '' || word === 'claude' || /^\d/.test(word)) continue;
     return word;

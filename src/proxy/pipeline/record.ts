@@ -4,6 +4,7 @@
  */
 import { modelFamily } from '../../quota/family';
 import { buildDecisionRecord, usageTokens } from '../../routing/decision';
+import { strategyFor } from '../../routing/planner/strategies/registry';
 import { isAccountFailure } from '../state/accountPerformance';
 import type { RequestContext } from './context';
 
@@ -43,7 +44,8 @@ export function record(ctx: RequestContext): void {
   s.decisions.append(decision);
   const served = outcome.servedBy;
   if (ctx.route === 'messages' && outcome.outcome === 'success' && served && !served.fallback && outcome.usage) {
-    s.state.recordServed(served.id, info.sticky.keyHash, usageTokens(outcome.usage), modelFamily(info.model ?? undefined), s.now());
+    const tracksSessions = strategyFor(ctx.generation.config.policy.strategy).readsForecast === true;
+    s.state.recordServed(served.id, tracksSessions ? info.sticky.keyHash : null, usageTokens(outcome.usage), modelFamily(info.model ?? undefined), s.now());
   }
   if (ctx.route === 'messages') {
     recordPerformance(ctx, decision.durationMs);

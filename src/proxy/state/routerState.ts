@@ -155,7 +155,7 @@ export class RouterState {
   /**
    * Usage an account served (a successful answer's tokens): its learned costs count it, and the
    * session's expected work follows it to the account. O(1).
-   * @param session the sticky key's hash, or null
+   * @param session the sticky key's hash, or null: null also when the strategy does not read sessions' expected work (only `forecast` does; the others pay nothing for it)
    * @param family the request's model family, if known
    * @param nowMs when the answer ended, epoch ms
    */

@@ -150,11 +150,15 @@ class Ring {
     this.requests[i] = Math.min(U32_MAX, this.requests[i] + 1);
     if (!tokens) return;
     const k = i * TOKEN_KINDS;
-    const add = (j: number, n: number) => (this.tokens[k + j] = Math.min(U32_MAX, this.tokens[k + j] + Math.max(0, Math.round(n) || 0)));
-    add(0, tokens.inputTokens);
-    add(1, tokens.outputTokens);
-    add(2, tokens.cacheReadTokens);
-    add(3, tokens.cacheCreationTokens);
+    this.add(k, tokens.inputTokens);
+    this.add(k + 1, tokens.outputTokens);
+    this.add(k + 2, tokens.cacheReadTokens);
+    this.add(k + 3, tokens.cacheCreationTokens);
+  }
+
+  /** Adds `n` tokens (rounded, never negative) to cell `at`, saturating at the cell's maximum. */
+  private add(at: number, n: number): void {
+    this.tokens[at] = Math.min(U32_MAX, this.tokens[at] + Math.max(0, Math.round(n) || 0));
   }
 
   /** Whether slot i holds an interval within the last `slots` intervals up to `now`. */
