@@ -88,6 +88,8 @@ describe('routing policies through the built CLI', function () {
         '  transient-wait-max-ms: 30000',
         '  queue-wait-max-ms: 30000',
         '  admission-ramp: false',
+        '  cost-lease-margin: 1.3',
+        '  warm-up-model: claude-3-5-haiku',
       ].join('\n'),
     );
     const st = await status();
@@ -123,6 +125,8 @@ describe('routing policies through the built CLI', function () {
         transientWaitMaxMs: 30000,
         queueWaitMaxMs: 30000,
         admissionRamp: false,
+        costLeaseMargin: 1.3,
+        warmUpModel: 'claude-3-5-haiku',
       },
     );
     assert.equal(st.config.sources['spill-inflight'], file);

@@ -400,7 +400,10 @@ describe('Claude Router in the extension host', function () {
         state.setCooldown(label, { untilMs: now + hours * 3_600_000, reason: 'window_exhausted', setAtMs: now });
       }
       const alert = await eventually(() => a.alerts.shown.slice(before).find((m) => /used up/.test(m)), 8000, 'the alert');
-      const at = new Date(now + 2 * 3_600_000).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', hour12: false });
+      // A time on another day than today carries its weekday ("Wed 00:42"): the test may run two hours before midnight.
+      const until = new Date(now + 2 * 3_600_000);
+      const clock = until.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', hour12: false });
+      const at = until.toDateString() === new Date(now).toDateString() ? clock : `${until.toLocaleDateString(undefined, { weekday: 'short' })} ${clock}`;
       assert.equal(
         alert,
         `Claude Router: All 3 accounts are used up. The first, "personal", is usable again at ${at}, in 1 h 59 min (window exhausted). Until then Claude Code gets "rate limited" answers.`,
