@@ -32,6 +32,8 @@ async function askLabel(service: RouterService, value: string, exclude?: string)
       title: vscode.l10n.t('Account name'),
       prompt: vscode.l10n.t('A name for this account, shown in the views and the decision log'),
       value,
+      // It follows a pasted token or a sign-in: a stray focus change must not throw those away (Escape still cancels).
+      ignoreFocusOut: true,
       validateInput: (v) =>
         !LABEL.test(v.trim()) || RESERVED_LABELS.has(v.trim())
           ? vscode.l10n.t('1–64 characters, no control characters, not a reserved name')

@@ -455,6 +455,7 @@ describe('the VSIX in real VS Code, driven like a user', function () {
   it('an account whose token is refused raises one needs-sign-in alert with a Sign In action', async () => {
     await runCommand(page, 'Claude Router: Add Account from Token', 15_000, true);
     await answerInput(page, 'Add account from token', 'sk-ant-oat01-refused-by-the-ui-test-upstream', 10_000);
+    // The name box stays open when focus moves (a webview finishing its load after the reload takes focus on a slow machine).
     await answerInput(page, 'Account name', 'refused', 30_000);
     await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 10_000 });
     // Once the router has the account, a request makes it try it: 401, no refresh token, so it needs sign-in.
