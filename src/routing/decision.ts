@@ -174,6 +174,18 @@ export type RequestFacts = Pick<DecisionRecord, 'ts' | 'requestId' | 'stickyKeyS
 /** How a request ended (the record's tail). */
 export type OutcomeFacts = Pick<DecisionRecord, 'servedBy' | 'servedByFallback' | 'attempts' | 'waits' | 'outcome' | 'status' | 'usage' | 'durationMs'>;
 
+/** The policy values a decision depended on, as the record keeps them (`DecisionRecord.policy`). */
+export function policyFacts(policy: RoutingPolicy): DecisionRecord['policy'] {
+  return {
+    ranking: policy.accountRanking,
+    preferPrimary: policy.preferPrimary,
+    sessionAffinity: policy.sessionAffinity,
+    sessionAffinityIdleTtlMs: policy.sessionAffinityIdleTtlMs,
+    spillInflight: policy.spillInflight,
+    quotaRouting: policy.quotaRouting,
+  };
+}
+
 /**
  * The decision record of one request: its facts, the plan it ran under and its outcome.
  * One object literal with explicit fields, in schema order — this runs on every request,
@@ -192,14 +204,7 @@ export function buildDecisionRecord(req: RequestFacts, plan: RoutePlan, policy: 
     stream: req.stream,
     strategy: policy.strategy,
     ranking: policy.accountRanking,
-    policy: {
-      ranking: policy.accountRanking,
-      preferPrimary: policy.preferPrimary,
-      sessionAffinity: policy.sessionAffinity,
-      sessionAffinityIdleTtlMs: policy.sessionAffinityIdleTtlMs,
-      spillInflight: policy.spillInflight,
-      quotaRouting: policy.quotaRouting,
-    },
+    policy: policyFacts(policy),
     selectionReason: plan.selectionReason,
     decidedBy: plan.decidedBy,
     strategyInputs: plan.strategyInputs,

@@ -10,7 +10,7 @@
  */
 import { isTransientCooldown } from '../../quota/cooldown';
 import { parseUnifiedHeaders } from '../../quota/headers';
-import type { DecisionRecord } from '../../routing/decision';
+import { policyFacts, type DecisionRecord } from '../../routing/decision';
 import type { ResetWindow } from '../../routing/probe';
 import { OAUTH_BETA } from '../upstream/agent';
 import { callUpstream, ClientLink } from '../upstream/call';
@@ -89,14 +89,7 @@ function warmUpRecord(s: RouterServices, label: string, window: ResetWindow, mod
     stream: false,
     strategy: policy.strategy,
     ranking: policy.accountRanking,
-    policy: {
-      ranking: policy.accountRanking,
-      preferPrimary: policy.preferPrimary,
-      sessionAffinity: policy.sessionAffinity,
-      sessionAffinityIdleTtlMs: policy.sessionAffinityIdleTtlMs,
-      spillInflight: policy.spillInflight,
-      quotaRouting: policy.quotaRouting,
-    },
+    policy: policyFacts(policy),
     selectionReason: 'warm_up',
     rankingOrder: [label],
     candidates: [],
