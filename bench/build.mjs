@@ -11,6 +11,7 @@ await esbuild.build({
     hotpath: 'bench/hotpath.ts',
     'cpuprofile-summary': 'bench/cpuprofile-summary.ts',
     whatif: 'bench/whatif.ts',
+    instructions: 'bench/instructions.ts',
   },
   outdir: 'out/bench',
   bundle: true,
