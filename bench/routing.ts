@@ -12,7 +12,7 @@
  * (the store fills to its capacity and evicts, as in a long-running proxy).
  *
  *   node out/bench/routing.js [--quick] [--strategies]     (run.ts forks it and receives the rows over IPC)
- *   BENCH_SIZES=10,50 picks the account counts; BENCH_MODIFIERS=1 turns on the sticky thresholds and prefer-earlier-reset.
+ *   BENCH_SIZES=10,50 picks the account counts; BENCH_STRATEGIES=fill-first,forecast picks strategies; BENCH_MODIFIERS=1 turns on the sticky thresholds and prefer-earlier-reset.
  */
 import { performance } from 'node:perf_hooks';
 import { computeMetrics, type MetricsInput, type MetricsParams } from '../src/routing/metrics';
@@ -113,10 +113,9 @@ function makeDecider(n: number, strategy: string) {
           costTier: 1 + (i % 2),
         };
         if (forecasting) {
-          const w = work.accountWork(labels[i], now);
           accounts[i].learnedCosts = learned[i];
           accounts[i].reserved = reserved[i];
-          accounts[i].boundWork = w && { ...w };
+          accounts[i].boundWork = work.accountWork(labels[i], now); // a new object, as the engine reads it
         }
       }
       const sessionId = k % 5 === 4 ? `new-session-${k}` : sessions[(k * 7919) % sessions.length];
@@ -200,11 +199,20 @@ export function formatRoutingTable(rows: RoutingRow[]): string {
   return lines.join('\n');
 }
 
+/** `--strategies` or BENCH_STRATEGIES=1: the whole catalogue; BENCH_STRATEGIES=a,b: those (fill-first first, the ratios' reference); else fill-first. */
+function strategiesOf(all: boolean, env: string | undefined): readonly string[] | undefined {
+  if (all || env === '1') return STRATEGY_NAMES;
+  if (!env) return undefined;
+  const names = env.split(',').filter((s) => s.length > 0);
+  for (const n of names) if (!STRATEGY_NAMES.includes(n)) throw new Error(`BENCH_STRATEGIES: unknown strategy ${n}`);
+  return names;
+}
+
 // Entry point only when run as out/bench/routing.js (run.ts bundles this module too).
 if (/routing\.js$/.test(process.argv[1] ?? '')) {
   const rows = runRoutingBench({
     quick: process.argv.includes('--quick') || process.env.BENCH_QUICK === '1',
-    strategies: process.argv.includes('--strategies') || process.env.BENCH_STRATEGIES === '1' ? STRATEGY_NAMES : undefined,
+    strategies: strategiesOf(process.argv.includes('--strategies'), process.env.BENCH_STRATEGIES),
     sizes: process.env.BENCH_SIZES ? process.env.BENCH_SIZES.split(',').map(Number) : undefined,
   });
   if (process.send) process.send({ type: 'routing', rows });
