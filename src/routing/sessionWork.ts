@@ -76,6 +76,7 @@ export class SessionWork {
   constructor(private idleTtlMs: number) {}
 
   setIdleTtl(idleTtlMs: number): void {
+    if (idleTtlMs === this.idleTtlMs) return;
     this.idleTtlMs = idleTtlMs;
     this.expiredAtMs = NaN;
   }
