@@ -12,6 +12,7 @@ await esbuild.build({
     'cpuprofile-summary': 'bench/cpuprofile-summary.ts',
     whatif: 'bench/whatif.ts',
     instructions: 'bench/instructions.ts',
+    'forecast-seeds': 'bench/forecast-seeds.ts',
   },
   outdir: 'out/bench',
   bundle: true,

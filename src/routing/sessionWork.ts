@@ -65,12 +65,20 @@ export class SessionWork {
   private fleetRate = DEFAULT_SESSION_TOKENS_PER_MS;
   /** Expected lifetime of a session, ms; null until a session has ended (then the idle TTL stands in). */
   private fleetLifeMs: number | null = null;
+  /** The time of the last expiry pass with nothing served since, epoch ms (NaN: none): a plan reads every account at one time. */
+  private expiredAtMs = NaN;
+  /** The decay factor exp((refMs − decayAtMs) ÷ IDLE_DECAY_MS) last computed, for `decayAtMs` (NaN: none). */
+  private decayAtMs = NaN;
+  private decayRefMs: number | null = null;
+  private decay = 0;
 
   /** @param idleTtlMs a session idle longer than this (ms) no longer counts (the binding's idle TTL) */
   constructor(private idleTtlMs: number) {}
 
   setIdleTtl(idleTtlMs: number): void {
+    if (idleTtlMs === this.idleTtlMs) return;
     this.idleTtlMs = idleTtlMs;
+    this.expiredAtMs = NaN;
   }
 
   /**
@@ -80,6 +88,7 @@ export class SessionWork {
   served(session: string, account: string, tokens: number, atMs: number): void {
     this.expire(atMs);
     this.rebase(atMs);
+    this.expiredAtMs = NaN;
     const prev = this.sessions.get(session);
     let entry: SessionEntry;
     if (prev) {
@@ -106,10 +115,23 @@ export class SessionWork {
 
   /** The bound work of `account` at `nowMs` (a new object); undefined when no live session counts on it. */
   accountWork(account: string, nowMs: number): BoundWork | undefined {
-    this.expire(nowMs);
+    if (nowMs !== this.expiredAtMs) {
+      this.expire(nowMs);
+      this.expiredAtMs = nowMs;
+    }
     const w = this.accounts.get(account);
     if (!w) return undefined;
-    return { sessions: w.sessions, tokensPerMs: this.refMs === null ? 0 : w.scaled * Math.exp((this.refMs - nowMs) / IDLE_DECAY_MS) };
+    return { sessions: w.sessions, tokensPerMs: this.refMs === null ? 0 : w.scaled * this.decayFactor(nowMs) };
+  }
+
+  /** exp((refMs − nowMs) ÷ IDLE_DECAY_MS), computed once per time and reference (a plan reads every account at one time). */
+  private decayFactor(nowMs: number): number {
+    if (nowMs !== this.decayAtMs || this.refMs !== this.decayRefMs) {
+      this.decay = Math.exp((this.refMs! - nowMs) / IDLE_DECAY_MS);
+      this.decayAtMs = nowMs;
+      this.decayRefMs = this.refMs;
+    }
+    return this.decay;
   }
 
   /** The expected rate of `session` (its own once it has two turns, else the fleet's), weighted tokens per ms. */
@@ -128,11 +150,13 @@ export class SessionWork {
 
   /** Forgets the sessions counted on `account` (removed or disabled). O(sessions). */
   forgetAccount(account: string): void {
+    this.expiredAtMs = NaN;
     for (const [id, e] of this.sessions) if (e.account === account) this.sessions.delete(id);
     this.accounts.delete(account);
   }
 
   clear(): void {
+    this.expiredAtMs = NaN;
     this.sessions.clear();
     this.accounts.clear();
   }

@@ -18,7 +18,7 @@
  * shortfall counts a reserve until its reset nears, so a nearly spent week goes last); then
  * configured order. Bound sessions stay where they are: it runs with the on-quota rebind mode.
  */
-import { expectedCostPerToken, weightedTokens, type LearnedCost } from '../../../quota/learnedCosts';
+import { expectedCostPerToken, weightedTokens } from '../../../quota/learnedCosts';
 import { DEFAULT_SESSION_TOKENS_PER_MS } from '../../sessionWork';
 import type { PlanAccount, SelectionReason } from '../types';
 import type { ForecastFigures } from '../verdict';
@@ -40,20 +40,21 @@ export function forecastOf(a: PlanAccount, nowMs: number, sessionTokensPerMs: nu
   const m = a.metrics;
   const reserved = a.reserved ? weightedTokens(a.reserved) : 0;
   const bound = a.boundWork?.tokensPerMs ?? 0;
-  const window = (used: number | null, resetMs: number, lengthMs: number, learned: LearnedCost | undefined, key: '5h' | '7d') => {
-    // A window not ticking starts with the next request and runs its full length; unknown use reads as none.
-    const span = Math.min(Number.isFinite(resetMs) ? Math.max(0, resetMs - nowMs) : lengthMs, horizonMs);
-    const capacity = Math.max(0, 1 - (used ?? 0)) / expectedCostPerToken(learned, key);
-    return { free: capacity - reserved - bound * span, need: sessionTokensPerMs * span };
-  };
-  const w5 = window(m.sessionUsed, m.sessionResetMs, FIVE_HOUR_MS, a.learnedCosts?.fiveHour, '5h');
-  const w7 = window(m.weeklyUsed, m.weeklyResetMs, SEVEN_DAY_MS, a.learnedCosts?.sevenDay, '7d');
+  // Per window: a window not ticking starts with the next request and runs its full length; unknown use reads as none.
+  const span5 = Math.min(Number.isFinite(m.sessionResetMs) ? Math.max(0, m.sessionResetMs - nowMs) : FIVE_HOUR_MS, horizonMs);
+  const capacity5 = Math.max(0, 1 - (m.sessionUsed ?? 0)) / expectedCostPerToken(a.learnedCosts?.fiveHour, '5h');
+  const span7 = Math.min(Number.isFinite(m.weeklyResetMs) ? Math.max(0, m.weeklyResetMs - nowMs) : SEVEN_DAY_MS, horizonMs);
+  const capacity7 = Math.max(0, 1 - (m.weeklyUsed ?? 0)) / expectedCostPerToken(a.learnedCosts?.sevenDay, '7d');
+  const free5h = capacity5 - reserved - bound * span5;
+  const need5h = sessionTokensPerMs * span5;
+  const free7d = capacity7 - reserved - bound * span7;
+  const need7d = sessionTokensPerMs * span7;
   return {
-    free5h: w5.free,
-    free7d: w7.free,
-    need5h: w5.need,
-    need7d: w7.need,
-    fits: w5.need <= w5.free && w7.need <= w7.free,
+    free5h,
+    free7d,
+    need5h,
+    need7d,
+    fits: need5h <= free5h && need7d <= free7d,
     reserve7d: weeklyReserve(a, nowMs),
     weeklyResetMs: Number.isFinite(m.weeklyResetMs) ? m.weeklyResetMs : null,
   };
@@ -75,14 +76,37 @@ function weeklyReserve(a: PlanAccount, nowMs: number): number {
 const margin = (f: ForecastFigures): number => Math.min(f.free5h - f.need5h, f.free7d - f.reserve7d - f.need7d);
 const resetKey = (f: ForecastFigures): number => f.weeklyResetMs ?? Infinity;
 
-function figuresOf(input: OrderInput): Map<PlanAccount, ForecastFigures> {
-  if (input.memo instanceof Map) return input.memo as Map<PlanAccount, ForecastFigures>;
+/** One eligible account with its forecast and the order's keys, computed once per plan (the sort compares these). */
+interface Keyed {
+  a: PlanAccount;
+  f: ForecastFigures;
+  fits: boolean;
+  reset: number;
+  margin: number;
+}
+
+/** The plan's scratch: each eligible account's forecast, by account and keyed in configured order. */
+interface Memo {
+  figures: Map<PlanAccount, ForecastFigures>;
+  keyed: Keyed[];
+}
+
+function memoOf(input: OrderInput): Memo {
+  const memo = input.memo as Memo | undefined;
+  if (memo?.figures instanceof Map) return memo;
   const rate = input.sessionTokensPerMs ?? DEFAULT_SESSION_TOKENS_PER_MS;
-  const figures = new Map<PlanAccount, ForecastFigures>();
   const horizon = input.sessionHorizonMs ?? input.policy.sessionAffinityIdleTtlMs;
-  for (const a of input.eligible) figures.set(a, forecastOf(a, input.nowMs, rate, horizon));
-  input.memo = figures;
-  return figures;
+  const figures = new Map<PlanAccount, ForecastFigures>();
+  const keyed = new Array<Keyed>(input.eligible.length);
+  for (let i = 0; i < input.eligible.length; i++) {
+    const a = input.eligible[i];
+    const f = forecastOf(a, input.nowMs, rate, horizon);
+    figures.set(a, f);
+    keyed[i] = { a, f, fits: f.fits, reset: resetKey(f), margin: margin(f) };
+  }
+  const out: Memo = { figures, keyed };
+  input.memo = out;
+  return out;
 }
 
 /** Which key separates `a` (ahead) from `b`, read from b's side; undefined when they tie. */
@@ -93,13 +117,12 @@ function separatedBy(fa: ForecastFigures, fb: ForecastFigures): SelectionReason 
   return undefined;
 }
 
-function compare(fa: ForecastFigures, fb: ForecastFigures, a: PlanAccount, b: PlanAccount): number {
-  if (fa.fits !== fb.fits) return fa.fits ? -1 : 1;
-  if (fa.fits && resetKey(fa) !== resetKey(fb)) return resetKey(fa) < resetKey(fb) ? -1 : 1;
-  const ma = margin(fa);
-  const mb = margin(fb);
-  if (ma !== mb) return ma > mb ? -1 : 1;
-  return a.index - b.index;
+/** The order: the accounts the work fits first, the soonest weekly reset among them first; then the larger margin; then configured order. */
+function compare(x: Keyed, y: Keyed): number {
+  if (x.fits !== y.fits) return x.fits ? -1 : 1;
+  if (x.fits && x.reset !== y.reset) return x.reset < y.reset ? -1 : 1;
+  if (x.margin !== y.margin) return x.margin > y.margin ? -1 : 1;
+  return x.a.index - y.a.index;
 }
 
 export const forecast: Strategy = {
@@ -112,16 +135,16 @@ export const forecast: Strategy = {
   rebind: 'on-quota',
   readsForecast: true,
   order(input) {
-    const figures = figuresOf(input);
-    const head = [...input.eligible].sort((a, b) => compare(figures.get(a)!, figures.get(b)!, a, b));
-    const reason = head.length >= 2 ? (separatedBy(figures.get(head[0])!, figures.get(head[1])!) ?? 'insertion_order') : 'forecast_fits';
+    const keyed = memoOf(input).keyed.slice().sort(compare);
+    const head = keyed.map((k) => k.a);
+    const reason = keyed.length >= 2 ? (separatedBy(keyed[0].f, keyed[1].f) ?? 'insertion_order') : 'forecast_fits';
     return withTails(input, head, reason);
   },
   lossReason(winner, loser, input) {
-    const figures = figuresOf(input);
+    const { figures } = memoOf(input);
     const fw = figures.get(winner);
     const fl = figures.get(loser);
     return tailLoss(winner, loser, fw && fl ? (separatedBy(fw, fl) ?? 'insertion_order') : 'insertion_order');
   },
-  figures: (a, input) => figuresOf(input).get(a),
+  figures: (a, input) => memoOf(input).figures.get(a),
 };
