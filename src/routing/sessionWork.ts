@@ -25,6 +25,8 @@ export interface BoundWork {
   sessions: number;
   /** Their summed expected rate, each decayed by its idle time (exp(−idle ÷ IDLE_DECAY_MS)), weighted tokens per ms. */
   tokensPerMs: number;
+  /** Their summed expected rate, each decayed by its idle time on the short scale (exp(−idle ÷ MEAN_DECAY_MS)), weighted tokens per ms. */
+  meanTokensPerMs?: number;
 }
 
 /**
@@ -33,6 +35,12 @@ export interface BoundWork {
  * on the generated week (docs/policies.md#forecast-on-the-generated-week).
  */
 export const IDLE_DECAY_MS = 45 * 60_000;
+/**
+ * How fast an idle session's work fades in the nearer-the-mean rate, ms (idle 10 min: 0.37): sessions
+ * turn every minute or two and last about 25 min, so one idle this long has most likely ended. Read by
+ * `forecast` only for the 5-hour fit near a weekly reset, where over-counting leaves the week unused.
+ */
+export const MEAN_DECAY_MS = 10 * 60_000;
 /** Decayed sums are kept relative to a reference time, moved forward once they grow by e^REBASE_AFTER. */
 const REBASE_AFTER = 200;
 
@@ -40,6 +48,7 @@ const REBASE_AFTER = 200;
 interface AccountSum {
   sessions: number;
   scaled: number;
+  scaledMean: number;
 }
 
 interface SessionEntry {
@@ -54,6 +63,7 @@ interface SessionEntry {
   rate: number;
   /** That rate as counted in the sum: × exp((lastAtMs − reference) ÷ IDLE_DECAY_MS). */
   scaled: number;
+  scaledMean: number;
 }
 
 export class SessionWork {
@@ -100,17 +110,18 @@ export class SessionWork {
       const rate = tokensPerTurn / gapMs;
       this.fleetRate += FLEET_ALPHA * (rate - this.fleetRate);
       const lastAtMs = Math.max(atMs, prev.lastAtMs);
-      entry = { account, firstAtMs: prev.firstAtMs, lastAtMs, tokensPerTurn, gapMs, rate, scaled: this.scale(rate, lastAtMs) };
+      entry = { account, firstAtMs: prev.firstAtMs, lastAtMs, tokensPerTurn, gapMs, rate, scaled: this.scale(rate, lastAtMs), scaledMean: this.scaleMean(rate, lastAtMs) };
     } else {
       const rate = this.fleetRate;
-      entry = { account, firstAtMs: atMs, lastAtMs: atMs, tokensPerTurn: tokens, gapMs: null, rate, scaled: this.scale(rate, atMs) };
+      entry = { account, firstAtMs: atMs, lastAtMs: atMs, tokensPerTurn: tokens, gapMs: null, rate, scaled: this.scale(rate, atMs), scaledMean: this.scaleMean(rate, atMs) };
     }
     this.sessions.set(session, entry);
     const w = this.accounts.get(account);
     if (w) {
       w.sessions++;
       w.scaled += entry.scaled;
-    } else this.accounts.set(account, { sessions: 1, scaled: entry.scaled });
+      w.scaledMean += entry.scaledMean;
+    } else this.accounts.set(account, { sessions: 1, scaled: entry.scaled, scaledMean: entry.scaledMean });
   }
 
   /** The bound work of `account` at `nowMs` (a new object); undefined when no live session counts on it. */
@@ -121,7 +132,8 @@ export class SessionWork {
     }
     const w = this.accounts.get(account);
     if (!w) return undefined;
-    return { sessions: w.sessions, tokensPerMs: this.refMs === null ? 0 : w.scaled * this.decayFactor(nowMs) };
+    if (this.refMs === null) return { sessions: w.sessions, tokensPerMs: 0, meanTokensPerMs: 0 };
+    return { sessions: w.sessions, tokensPerMs: w.scaled * this.decayFactor(nowMs), meanTokensPerMs: w.scaledMean * Math.exp((this.refMs - nowMs) / MEAN_DECAY_MS) };
   }
 
   /** exp((refMs − nowMs) ÷ IDLE_DECAY_MS), computed once per time and reference (a plan reads every account at one time). */
@@ -177,9 +189,13 @@ export class SessionWork {
     if (!w) return;
     w.sessions--;
     w.scaled -= e.scaled;
+    w.scaledMean -= e.scaledMean;
     // The sum is kept by additions and subtractions: an emptied account is exactly zero again.
     if (w.sessions <= 0) this.accounts.delete(e.account);
-    else if (w.scaled < 0) w.scaled = 0;
+    else {
+      if (w.scaled < 0) w.scaled = 0;
+      if (w.scaledMean < 0) w.scaledMean = 0;
+    }
   }
 
   /** `rate` last turned at `atMs`, as counted in the scaled sums. */
@@ -187,13 +203,24 @@ export class SessionWork {
     return rate * Math.exp((atMs - this.refMs!) / IDLE_DECAY_MS);
   }
 
+  private scaleMean(rate: number, atMs: number): number {
+    return rate * Math.exp((atMs - this.refMs!) / MEAN_DECAY_MS);
+  }
+
   /** Moves the reference time to `atMs` once the scale factors grow large (rare: O(sessions)). */
   private rebase(atMs: number): void {
     if (this.refMs === null) this.refMs = atMs;
-    if (atMs - this.refMs < REBASE_AFTER * IDLE_DECAY_MS) return;
+    if (atMs - this.refMs < REBASE_AFTER * Math.min(IDLE_DECAY_MS, MEAN_DECAY_MS)) return;
     const f = Math.exp((this.refMs - atMs) / IDLE_DECAY_MS);
-    for (const e of this.sessions.values()) e.scaled *= f;
-    for (const w of this.accounts.values()) w.scaled *= f;
+    const g = Math.exp((this.refMs - atMs) / MEAN_DECAY_MS);
+    for (const e of this.sessions.values()) {
+      e.scaled *= f;
+      e.scaledMean *= g;
+    }
+    for (const w of this.accounts.values()) {
+      w.scaled *= f;
+      w.scaledMean *= g;
+    }
     this.refMs = atMs;
   }
 }
