@@ -81,6 +81,7 @@ export class SessionWork {
   private decayAtMs = NaN;
   private decayRefMs: number | null = null;
   private decay = 0;
+  private meanDecay = 0;
 
   /** @param idleTtlMs a session idle longer than this (ms) no longer counts (the binding's idle TTL) */
   constructor(private idleTtlMs: number) {}
@@ -133,13 +134,17 @@ export class SessionWork {
     const w = this.accounts.get(account);
     if (!w) return undefined;
     if (this.refMs === null) return { sessions: w.sessions, tokensPerMs: 0, meanTokensPerMs: 0 };
-    return { sessions: w.sessions, tokensPerMs: w.scaled * this.decayFactor(nowMs), meanTokensPerMs: w.scaledMean * Math.exp((this.refMs - nowMs) / MEAN_DECAY_MS) };
+    return { sessions: w.sessions, tokensPerMs: w.scaled * this.decayFactor(nowMs), meanTokensPerMs: w.scaledMean * this.meanDecay };
   }
 
-  /** exp((refMs − nowMs) ÷ IDLE_DECAY_MS), computed once per time and reference (a plan reads every account at one time). */
+  /**
+   * exp((refMs − nowMs) ÷ IDLE_DECAY_MS), computed once per time and reference (a plan reads every
+   * account at one time); sets {@link meanDecay}, the same on MEAN_DECAY_MS, alongside.
+   */
   private decayFactor(nowMs: number): number {
     if (nowMs !== this.decayAtMs || this.refMs !== this.decayRefMs) {
       this.decay = Math.exp((this.refMs! - nowMs) / IDLE_DECAY_MS);
+      this.meanDecay = Math.exp((this.refMs! - nowMs) / MEAN_DECAY_MS);
       this.decayAtMs = nowMs;
       this.decayRefMs = this.refMs;
     }
