@@ -11,6 +11,8 @@ await esbuild.build({
     hotpath: 'bench/hotpath.ts',
     'cpuprofile-summary': 'bench/cpuprofile-summary.ts',
     whatif: 'bench/whatif.ts',
+    instructions: 'bench/instructions.ts',
+    'forecast-seeds': 'bench/forecast-seeds.ts',
   },
   outdir: 'out/bench',
   bundle: true,

@@ -12,7 +12,8 @@
  * (the store fills to its capacity and evicts, as in a long-running proxy).
  *
  *   node out/bench/routing.js [--quick] [--strategies]     (run.ts forks it and receives the rows over IPC)
- *   BENCH_SIZES=10,50 picks the account counts; BENCH_MODIFIERS=1 turns on the sticky thresholds and prefer-earlier-reset.
+ *   BENCH_SIZES=10,50 picks the account counts; BENCH_STRATEGIES=fill-first,forecast picks strategies; BENCH_CPU=1
+ *   times samples by the process's CPU time instead of wall time (a shared machine); BENCH_MODIFIERS=1 turns on the sticky thresholds and prefer-earlier-reset.
  */
 import { performance } from 'node:perf_hooks';
 import { computeMetrics, type MetricsInput, type MetricsParams } from '../src/routing/metrics';
@@ -113,10 +114,9 @@ function makeDecider(n: number, strategy: string) {
           costTier: 1 + (i % 2),
         };
         if (forecasting) {
-          const w = work.accountWork(labels[i], now);
           accounts[i].learnedCosts = learned[i];
           accounts[i].reserved = reserved[i];
-          accounts[i].boundWork = w && { ...w };
+          accounts[i].boundWork = work.accountWork(labels[i], now); // a new object, as the engine reads it
         }
       }
       const sessionId = k % 5 === 4 ? `new-session-${k}` : sessions[(k * 7919) % sessions.length];
@@ -141,6 +141,18 @@ export function runRoutingBench(opts: { quick: boolean; sizes?: number[]; strate
   return rows;
 }
 
+/**
+ * The clock a sample is timed by, ms: wall time, or with BENCH_CPU=1 the process's CPU time (user +
+ * system, all threads): on a shared machine another process's load stretches wall time, far less CPU time.
+ */
+const clock: () => number =
+  process.env.BENCH_CPU === '1'
+    ? () => {
+        const u = process.cpuUsage();
+        return (u.user + u.system) / 1000;
+      }
+    : () => performance.now();
+
 function runOne(quick: boolean, sizes: number[], strategy: string): RoutingRow[] {
   const sampleMs = quick ? 60 : 200;
   const samples = quick ? 5 : 9;
@@ -150,10 +162,17 @@ function runOne(quick: boolean, sizes: number[], strategy: string): RoutingRow[]
     const decide = makeDecider(n, strategy);
     // Warm up (JIT) and size a sample to about sampleMs.
     let batch = 16;
+    const fixed = Number(process.env.BENCH_FIXED ?? 0);
+    if (fixed > 0) {
+      // A fixed number of decisions (for instruction counts: run twice with different counts and subtract).
+      sink += decide(fixed);
+      rows.push({ strategy, accounts: n, usPerDecision: 0, minUs: 0, maxUs: 0, decisionsPerSample: fixed, samples: 1 });
+      continue;
+    }
     for (;;) {
-      const t = performance.now();
+      const t = clock();
       sink += decide(batch);
-      const ms = performance.now() - t;
+      const ms = clock() - t;
       if (ms >= sampleMs / 4 || batch >= 1 << 22) {
         batch = Math.max(16, Math.round((batch * sampleMs) / Math.max(ms, 0.001)));
         break;
@@ -163,9 +182,9 @@ function runOne(quick: boolean, sizes: number[], strategy: string): RoutingRow[]
     sink += decide(batch); // one more warm sample at full size
     const us: number[] = [];
     for (let s = 0; s < samples; s++) {
-      const t = performance.now();
+      const t = clock();
       sink += decide(batch);
-      us.push(((performance.now() - t) * 1000) / batch);
+      us.push(((clock() - t) * 1000) / batch);
     }
     rows.push({ strategy, accounts: n, usPerDecision: median(us), minUs: Math.min(...us), maxUs: Math.max(...us), decisionsPerSample: batch, samples });
   }
@@ -200,11 +219,20 @@ export function formatRoutingTable(rows: RoutingRow[]): string {
   return lines.join('\n');
 }
 
+/** `--strategies` or BENCH_STRATEGIES=1: the whole catalogue; BENCH_STRATEGIES=a,b: those (fill-first first, the ratios' reference); else fill-first. */
+function strategiesOf(all: boolean, env: string | undefined): readonly string[] | undefined {
+  if (all || env === '1') return STRATEGY_NAMES;
+  if (!env) return undefined;
+  const names = env.split(',').filter((s) => s.length > 0);
+  for (const n of names) if (!STRATEGY_NAMES.includes(n)) throw new Error(`BENCH_STRATEGIES: unknown strategy ${n}`);
+  return names;
+}
+
 // Entry point only when run as out/bench/routing.js (run.ts bundles this module too).
 if (/routing\.js$/.test(process.argv[1] ?? '')) {
   const rows = runRoutingBench({
     quick: process.argv.includes('--quick') || process.env.BENCH_QUICK === '1',
-    strategies: process.argv.includes('--strategies') || process.env.BENCH_STRATEGIES === '1' ? STRATEGY_NAMES : undefined,
+    strategies: strategiesOf(process.argv.includes('--strategies'), process.env.BENCH_STRATEGIES),
     sizes: process.env.BENCH_SIZES ? process.env.BENCH_SIZES.split(',').map(Number) : undefined,
   });
   if (process.send) process.send({ type: 'routing', rows });

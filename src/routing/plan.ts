@@ -108,6 +108,18 @@ function strategyInputs(input: PlanInput): StrategyInputs {
   const p = input.policy;
   const accounts: StrategyInputs['accounts'] = {};
   for (const a of input.accounts) {
+    // Only an account with something to record gets an entry; the keys in this order (the record's JSON).
+    if (
+      a.priority === undefined &&
+      a.costTier === undefined &&
+      a.planSize === undefined &&
+      a.latencyFactor === undefined &&
+      a.recentErrorRate === undefined &&
+      a.reserved === undefined &&
+      a.learnedCosts === undefined &&
+      a.boundWork === undefined
+    )
+      continue;
     const read: StrategyInputs['accounts'][string] = {};
     if (a.priority !== undefined) read.priority = a.priority;
     if (a.costTier !== undefined) read.costTier = a.costTier;
@@ -117,7 +129,7 @@ function strategyInputs(input: PlanInput): StrategyInputs {
     if (a.reserved !== undefined) read.reserved = a.reserved;
     if (a.learnedCosts !== undefined) read.learnedCosts = a.learnedCosts;
     if (a.boundWork !== undefined) read.boundWork = a.boundWork;
-    if (Object.keys(read).length > 0) accounts[a.id] = read;
+    accounts[a.id] = read;
   }
   return {
     nowMs: input.nowMs ?? 0,
@@ -180,7 +192,9 @@ function finish(
   sticky: StickyMove | null = null,
 ): RoutePlan {
   const winner = order[0];
-  const rankingPos = new Map(rankingOrder.map((id, i) => [id, i]));
+  // The accounts the order stage put above the winner (usually none: the winner is the order's first).
+  const winnerPos = winner === undefined ? -1 : rankingOrder.indexOf(winner.id);
+  const aboveWinnerIds = new Set(winnerPos === -1 ? rankingOrder : rankingOrder.slice(0, winnerPos));
   const verdicts = order.map((a, rank): CandidateVerdict => {
     const v = verdictOf(a, rank);
     const forecast = strategy.figures && a.metrics.usable && !a.fallback ? strategy.figures(a, oi) : undefined;
@@ -195,7 +209,7 @@ function finish(
     if (a.fallback) return { account: a.id, rank, verdict: 'ranked_below', reason: 'fallback_last', filter };
     // An account the order stage put above the winner lost to a modifier (affinity, primary, spill).
     // The account a session left over a sticky threshold lost to that move, wherever the order put it.
-    const aboveWinner = sticky?.from === a.id || (rankingPos.get(a.id) ?? Infinity) < (rankingPos.get(winner.id) ?? Infinity);
+    const aboveWinner = sticky?.from === a.id || aboveWinnerIds.has(a.id);
     const reason = aboveWinner || winner.fallback ? selectionReason : strategy.lossReason(winner, a, oi);
     return { account: a.id, rank, verdict: 'ranked_below', reason, filter };
   }

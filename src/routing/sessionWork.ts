@@ -25,6 +25,8 @@ export interface BoundWork {
   sessions: number;
   /** Their summed expected rate, each decayed by its idle time (exp(−idle ÷ IDLE_DECAY_MS)), weighted tokens per ms. */
   tokensPerMs: number;
+  /** Their summed expected rate, each decayed by its idle time on the short scale (exp(−idle ÷ MEAN_DECAY_MS)), weighted tokens per ms. */
+  meanTokensPerMs?: number;
 }
 
 /**
@@ -33,6 +35,12 @@ export interface BoundWork {
  * on the generated week (docs/policies.md#forecast-on-the-generated-week).
  */
 export const IDLE_DECAY_MS = 45 * 60_000;
+/**
+ * How fast an idle session's work fades in the nearer-the-mean rate, ms (idle 10 min: 0.37): sessions
+ * turn every minute or two and last about 25 min, so one idle this long has most likely ended. Read by
+ * `forecast` only for the 5-hour fit near a weekly reset, where over-counting leaves the week unused.
+ */
+export const MEAN_DECAY_MS = 10 * 60_000;
 /** Decayed sums are kept relative to a reference time, moved forward once they grow by e^REBASE_AFTER. */
 const REBASE_AFTER = 200;
 
@@ -40,6 +48,7 @@ const REBASE_AFTER = 200;
 interface AccountSum {
   sessions: number;
   scaled: number;
+  scaledMean: number;
 }
 
 interface SessionEntry {
@@ -54,6 +63,7 @@ interface SessionEntry {
   rate: number;
   /** That rate as counted in the sum: × exp((lastAtMs − reference) ÷ IDLE_DECAY_MS). */
   scaled: number;
+  scaledMean: number;
 }
 
 export class SessionWork {
@@ -65,12 +75,21 @@ export class SessionWork {
   private fleetRate = DEFAULT_SESSION_TOKENS_PER_MS;
   /** Expected lifetime of a session, ms; null until a session has ended (then the idle TTL stands in). */
   private fleetLifeMs: number | null = null;
+  /** The time of the last expiry pass with nothing served since, epoch ms (NaN: none): a plan reads every account at one time. */
+  private expiredAtMs = NaN;
+  /** The decay factor exp((refMs − decayAtMs) ÷ IDLE_DECAY_MS) last computed, for `decayAtMs` (NaN: none). */
+  private decayAtMs = NaN;
+  private decayRefMs: number | null = null;
+  private decay = 0;
+  private meanDecay = 0;
 
   /** @param idleTtlMs a session idle longer than this (ms) no longer counts (the binding's idle TTL) */
   constructor(private idleTtlMs: number) {}
 
   setIdleTtl(idleTtlMs: number): void {
+    if (idleTtlMs === this.idleTtlMs) return;
     this.idleTtlMs = idleTtlMs;
+    this.expiredAtMs = NaN;
   }
 
   /**
@@ -80,6 +99,7 @@ export class SessionWork {
   served(session: string, account: string, tokens: number, atMs: number): void {
     this.expire(atMs);
     this.rebase(atMs);
+    this.expiredAtMs = NaN;
     const prev = this.sessions.get(session);
     let entry: SessionEntry;
     if (prev) {
@@ -91,25 +111,44 @@ export class SessionWork {
       const rate = tokensPerTurn / gapMs;
       this.fleetRate += FLEET_ALPHA * (rate - this.fleetRate);
       const lastAtMs = Math.max(atMs, prev.lastAtMs);
-      entry = { account, firstAtMs: prev.firstAtMs, lastAtMs, tokensPerTurn, gapMs, rate, scaled: this.scale(rate, lastAtMs) };
+      entry = { account, firstAtMs: prev.firstAtMs, lastAtMs, tokensPerTurn, gapMs, rate, scaled: this.scale(rate, lastAtMs), scaledMean: this.scaleMean(rate, lastAtMs) };
     } else {
       const rate = this.fleetRate;
-      entry = { account, firstAtMs: atMs, lastAtMs: atMs, tokensPerTurn: tokens, gapMs: null, rate, scaled: this.scale(rate, atMs) };
+      entry = { account, firstAtMs: atMs, lastAtMs: atMs, tokensPerTurn: tokens, gapMs: null, rate, scaled: this.scale(rate, atMs), scaledMean: this.scaleMean(rate, atMs) };
     }
     this.sessions.set(session, entry);
     const w = this.accounts.get(account);
     if (w) {
       w.sessions++;
       w.scaled += entry.scaled;
-    } else this.accounts.set(account, { sessions: 1, scaled: entry.scaled });
+      w.scaledMean += entry.scaledMean;
+    } else this.accounts.set(account, { sessions: 1, scaled: entry.scaled, scaledMean: entry.scaledMean });
   }
 
   /** The bound work of `account` at `nowMs` (a new object); undefined when no live session counts on it. */
   accountWork(account: string, nowMs: number): BoundWork | undefined {
-    this.expire(nowMs);
+    if (nowMs !== this.expiredAtMs) {
+      this.expire(nowMs);
+      this.expiredAtMs = nowMs;
+    }
     const w = this.accounts.get(account);
     if (!w) return undefined;
-    return { sessions: w.sessions, tokensPerMs: this.refMs === null ? 0 : w.scaled * Math.exp((this.refMs - nowMs) / IDLE_DECAY_MS) };
+    if (this.refMs === null) return { sessions: w.sessions, tokensPerMs: 0, meanTokensPerMs: 0 };
+    return { sessions: w.sessions, tokensPerMs: w.scaled * this.decayFactor(nowMs), meanTokensPerMs: w.scaledMean * this.meanDecay };
+  }
+
+  /**
+   * exp((refMs − nowMs) ÷ IDLE_DECAY_MS), computed once per time and reference (a plan reads every
+   * account at one time); sets {@link meanDecay}, the same on MEAN_DECAY_MS, alongside.
+   */
+  private decayFactor(nowMs: number): number {
+    if (nowMs !== this.decayAtMs || this.refMs !== this.decayRefMs) {
+      this.decay = Math.exp((this.refMs! - nowMs) / IDLE_DECAY_MS);
+      this.meanDecay = Math.exp((this.refMs! - nowMs) / MEAN_DECAY_MS);
+      this.decayAtMs = nowMs;
+      this.decayRefMs = this.refMs;
+    }
+    return this.decay;
   }
 
   /** The expected rate of `session` (its own once it has two turns, else the fleet's), weighted tokens per ms. */
@@ -128,11 +167,13 @@ export class SessionWork {
 
   /** Forgets the sessions counted on `account` (removed or disabled). O(sessions). */
   forgetAccount(account: string): void {
+    this.expiredAtMs = NaN;
     for (const [id, e] of this.sessions) if (e.account === account) this.sessions.delete(id);
     this.accounts.delete(account);
   }
 
   clear(): void {
+    this.expiredAtMs = NaN;
     this.sessions.clear();
     this.accounts.clear();
   }
@@ -153,9 +194,13 @@ export class SessionWork {
     if (!w) return;
     w.sessions--;
     w.scaled -= e.scaled;
+    w.scaledMean -= e.scaledMean;
     // The sum is kept by additions and subtractions: an emptied account is exactly zero again.
     if (w.sessions <= 0) this.accounts.delete(e.account);
-    else if (w.scaled < 0) w.scaled = 0;
+    else {
+      if (w.scaled < 0) w.scaled = 0;
+      if (w.scaledMean < 0) w.scaledMean = 0;
+    }
   }
 
   /** `rate` last turned at `atMs`, as counted in the scaled sums. */
@@ -163,13 +208,24 @@ export class SessionWork {
     return rate * Math.exp((atMs - this.refMs!) / IDLE_DECAY_MS);
   }
 
+  private scaleMean(rate: number, atMs: number): number {
+    return rate * Math.exp((atMs - this.refMs!) / MEAN_DECAY_MS);
+  }
+
   /** Moves the reference time to `atMs` once the scale factors grow large (rare: O(sessions)). */
   private rebase(atMs: number): void {
     if (this.refMs === null) this.refMs = atMs;
-    if (atMs - this.refMs < REBASE_AFTER * IDLE_DECAY_MS) return;
+    if (atMs - this.refMs < REBASE_AFTER * Math.min(IDLE_DECAY_MS, MEAN_DECAY_MS)) return;
     const f = Math.exp((this.refMs - atMs) / IDLE_DECAY_MS);
-    for (const e of this.sessions.values()) e.scaled *= f;
-    for (const w of this.accounts.values()) w.scaled *= f;
+    const g = Math.exp((this.refMs - atMs) / MEAN_DECAY_MS);
+    for (const e of this.sessions.values()) {
+      e.scaled *= f;
+      e.scaledMean *= g;
+    }
+    for (const w of this.accounts.values()) {
+      w.scaled *= f;
+      w.scaledMean *= g;
+    }
     this.refMs = atMs;
   }
 }

@@ -238,7 +238,7 @@ class Replay {
     return {
       ...(w.inflight > 0 && { reserved: { ...w.reserved } }),
       ...(learnedCosts && { learnedCosts }),
-      ...(boundWork && { boundWork: { ...boundWork } }),
+      ...(boundWork && { boundWork }),
     };
   }
 

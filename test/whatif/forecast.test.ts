@@ -52,7 +52,7 @@ describe('whatif: forecast on the generated week', function () {
 
 describe('whatif: forecast on another generated week (seed 3)', function () {
   this.timeout(60_000);
-  // The bar on unused allowance is not met here (docs/policies.md says by how much); the rest holds.
+  // The same bar as seed 1 (docs/policies.md: seeds 2 and 4–6 still miss it, by how much is there).
   const w = generateWorkload({ ...WEEK_SHAPE, seed: 3 });
   let expiry: PolicyReport;
   let headroom: PolicyReport;
@@ -64,13 +64,20 @@ describe('whatif: forecast on another generated week (seed 3)', function () {
     forecast = run({ strategy: 'forecast' });
   });
 
-  it('keeps two accounts usable at least as long as both rankings, with no more switches or refusals than either', () => {
-    assert.ok(forecast.hoursAtLeastTwoUsable >= Math.max(expiry.hoursAtLeastTwoUsable, headroom.hoursAtLeastTwoUsable), `${forecast.hoursAtLeastTwoUsable}`);
-    assert.ok(forecast.midSessionSwitches <= Math.min(expiry.midSessionSwitches, headroom.midSessionSwitches), `${forecast.midSessionSwitches}`);
-    assert.ok(refusedOf(forecast) <= Math.min(refusedOf(expiry), refusedOf(headroom)), `${refusedOf(forecast)}`);
+  it('moves no more sessions mid-session than either ranking', () => {
+    assert.ok(
+      forecast.midSessionSwitches <= Math.min(expiry.midSessionSwitches, headroom.midSessionSwitches),
+      `${forecast.midSessionSwitches} vs ${expiry.midSessionSwitches} / ${headroom.midSessionSwitches}`,
+    );
+    assert.equal(forecast.unforcedSwitches, 0);
   });
 
-  it('wastes far less weekly allowance than headroom-first', () => {
-    assert.ok(forecast.unusedWeeklyAllowance < headroom.unusedWeeklyAllowance / 4, `${forecast.unusedWeeklyAllowance} vs ${headroom.unusedWeeklyAllowance}`);
+  it("wastes at most 1 point of weekly allowance more than expiry-first and keeps two accounts usable as long as headroom-first (the issue's bar)", () => {
+    assert.ok(forecast.unusedWeeklyAllowance <= expiry.unusedWeeklyAllowance + 0.01, `${forecast.unusedWeeklyAllowance} vs ${expiry.unusedWeeklyAllowance}`);
+    assert.ok(forecast.hoursAtLeastTwoUsable >= headroom.hoursAtLeastTwoUsable, `${forecast.hoursAtLeastTwoUsable} vs ${headroom.hoursAtLeastTwoUsable}`);
+  });
+
+  it('refuses no more requests than either ranking', () => {
+    assert.ok(refusedOf(forecast) <= Math.min(refusedOf(expiry), refusedOf(headroom)), `${refusedOf(forecast)} vs ${refusedOf(expiry)} / ${refusedOf(headroom)}`);
   });
 });

@@ -60,7 +60,8 @@ export function planFor(state: RouterState, config: RuntimeConfig, params: Metri
       recentErrorRate: readsErrors ? state.performance.recentErrorRate(a.label, now) || undefined : undefined,
       probe: isMessages && !a.fallback ? probeFor(state, a.label, a.kind === 'oauth', metrics, now) : undefined,
       learnedCosts: forecasting ? state.learnedCosts.costs(a.label) : undefined,
-      boundWork: forecasting ? boundWorkOf(state, a.label, now) : undefined,
+      // accountWork returns a new object: the plan and its record keep the figures of this moment.
+      boundWork: forecasting ? state.sessionWork.accountWork(a.label, now) : undefined,
     });
   }
   const useAffinity = isMessages && policy.sessionAffinity && strategy.bindsSessions;
@@ -77,12 +78,6 @@ export function planFor(state: RouterState, config: RuntimeConfig, params: Metri
     sessionTokensPerMs: forecasting ? state.sessionWork.expectedRate(sessionId) : undefined,
     sessionHorizonMs: forecasting ? state.sessionWork.expectedLifeMs() : undefined,
   });
-}
-
-/** A copy of the account's bound work (the plan and its record keep the figures of this moment). */
-function boundWorkOf(state: RouterState, label: string, now: number): PlanAccount['boundWork'] {
-  const w = state.sessionWork.accountWork(label, now);
-  return w && { ...w };
 }
 
 function logPolicyError(s: RouterServices, signature: string): void {

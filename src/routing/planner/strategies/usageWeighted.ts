@@ -6,14 +6,29 @@ import type { PlanAccount } from '../types';
 import { tailLoss, withTails } from './common';
 import type { Strategy } from './strategy';
 
-function compare(a: PlanAccount, b: PlanAccount): number {
-  const wa = a.metrics.weeklyUsed ?? 0;
-  const wb = b.metrics.weeklyUsed ?? 0;
-  if (wa !== wb) return wa < wb ? -1 : 1;
-  const sa = a.metrics.sessionUsed ?? 0;
-  const sb = b.metrics.sessionUsed ?? 0;
-  if (sa !== sb) return sa < sb ? -1 : 1;
-  return a.index - b.index;
+/** An eligible account with its two keys, read once per plan (the sort compares these). */
+interface Keyed {
+  a: PlanAccount;
+  weekly: number;
+  session: number;
+}
+
+function compare(x: Keyed, y: Keyed): number {
+  if (x.weekly !== y.weekly) return x.weekly < y.weekly ? -1 : 1;
+  if (x.session !== y.session) return x.session < y.session ? -1 : 1;
+  return x.a.index - y.a.index;
+}
+
+function leastUsed(eligible: readonly PlanAccount[]): PlanAccount[] {
+  const keyed = new Array<Keyed>(eligible.length);
+  for (let i = 0; i < eligible.length; i++) {
+    const a = eligible[i];
+    keyed[i] = { a, weekly: a.metrics.weeklyUsed ?? 0, session: a.metrics.sessionUsed ?? 0 };
+  }
+  keyed.sort(compare);
+  const out = new Array<PlanAccount>(keyed.length);
+  for (let i = 0; i < keyed.length; i++) out[i] = keyed[i].a;
+  return out;
 }
 
 export const usageWeighted: Strategy = {
@@ -23,7 +38,7 @@ export const usageWeighted: Strategy = {
     "The least used account first (weekly, then 5-hour): evens out usage, but spends every account's allowance at the same pace. Affinity, prefer-earlier-reset and spill apply.",
   modifiers: new Set(['affinity', 'prefer-earlier-reset', 'spill']),
   bindsSessions: true,
-  order: (input) => withTails(input, [...input.eligible].sort(compare), 'least_used'),
+  order: (input) => withTails(input, leastUsed(input.eligible), 'least_used'),
   lossReason: (winner, loser) => tailLoss(winner, loser, sameUse(winner, loser) ? 'insertion_order' : 'least_used'),
 };
 
