@@ -79,15 +79,16 @@ export const SHORT_WINDOWS: ShortWindowsShape = {
 };
 
 /**
- * The session-affinity idle TTL of the three policies in this run, ms: the generated week's 60 minutes scaled to
- * the run. `forecast` takes it as the time a session keeps working until a session has ended and gone idle that
- * long (then it learns the sessions' life), and counts a session that stopped until that long after its last turn
- * (fading over 45 minutes: not at all within seconds). On the week a session lives about half an hour — about the
- * TTL; here 10–30 s, so 20 s keeps both in proportion. The configuration accepts no less than 60 s (three times a
- * session's life here, and longer than the run: no session would ever leave the sums); the harness passes the policy
- * without that check. docs/policies.md#forecast-live-against-the-fake-upstream shows both.
+ * The session-affinity idle TTL of the three policies in this run, ms: the shortest the configuration accepts. On
+ * the generated week it is 60 minutes, about twice a session's life; scaled by sessions' life (10–30 s here) it would
+ * be about 40 s. `forecast` takes it as the time a session keeps working until a session has ended and gone idle that
+ * long, and counts a finished session until that long after its last turn (its fade over 45 minutes does not act
+ * within seconds): in a ~50 s run no session has been idle that long, so the horizon stays 60 s and a finished
+ * session counts to the end of the run.
+ * docs/policies.md#forecast-live-against-the-fake-upstream also shows the run with 20 s (passed without the
+ * configuration's check): the direction is the same.
  */
-export const SCALED_IDLE_TTL_MS = 20_000;
+export const LIVE_IDLE_TTL_MS = 60_000;
 
 /** The three policies of the issue, all with session affinity, as the what-if test compares them (test/whatif/forecast.test.ts). */
 export const FORECAST_LIVE_POLICIES = (idleTtlMs: number): Record<'expiry-first' | 'headroom-first' | 'forecast', ConfigInput['routing']> => ({

@@ -11,23 +11,24 @@ import { strict as assert } from 'node:assert';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { formatReport, type PolicyReport } from '../../src/routing/report';
-import { FORECAST_LIVE_POLICIES, runShortWindows, SCALED_IDLE_TTL_MS, SHORT_WINDOWS, type ShortWindowsRun } from '../support/shortWindows';
+import { FORECAST_LIVE_POLICIES, runShortWindows, LIVE_IDLE_TTL_MS, SHORT_WINDOWS, type ShortWindowsRun } from '../support/shortWindows';
 
 type Name = 'expiry-first' | 'headroom-first' | 'forecast';
 const NAMES: Name[] = ['expiry-first', 'headroom-first', 'forecast'];
 
 const unusedTokens = (r: PolicyReport) => r.weeklyResets.reduce((s, w) => s + (w.unusedTokens ?? 0), 0);
-const refused = (r: PolicyReport) => r.decisions - (r.byOutcome.success ?? 0);
+/** Requests not answered: refused by the router or failed. */
+const unanswered = (r: PolicyReport) => r.decisions - (r.byOutcome.success ?? 0);
 
 describe('forecast live, against the fake upstream with short windows', function () {
-  // Three runs of about 50 s each.
+  // Three live runs (one a policy) of about 50 s each.
   this.timeout(400_000);
   const runs = {} as Record<Name, ShortWindowsRun>;
 
   before(async () => {
     const dir = path.resolve(__dirname, '../../../test-artifacts');
     mkdirSync(dir, { recursive: true });
-    const policies = FORECAST_LIVE_POLICIES(SCALED_IDLE_TTL_MS);
+    const policies = FORECAST_LIVE_POLICIES(LIVE_IDLE_TTL_MS);
     for (const name of NAMES) {
       runs[name] = await runShortWindows(policies[name], SHORT_WINDOWS, path.join(dir, `forecast-live-decisions-${name}.jsonl`));
       writeFileSync(path.join(dir, `forecast-live-report-${name}.txt`), formatReport(runs[name].report));
@@ -45,7 +46,7 @@ describe('forecast live, against the fake upstream with short windows', function
           weekSpentSeconds: weekSpentMs / 1000,
           midSessionSwitches: r.midSessionSwitches,
           unforcedSwitches: r.unforcedSwitches,
-          refused: refused(r),
+          unanswered: unanswered(r),
           sessionRequests: r.sessionRequests,
           wallSeconds: wallMs / 1000,
         };
@@ -60,7 +61,7 @@ describe('forecast live, against the fake upstream with short windows', function
     for (const name of NAMES) {
       const r = runs[name].report;
       assert.equal(r.sessionRequests, expected, `${name}: session requests`);
-      assert.equal(refused(r), 0, `${name}: ${JSON.stringify(r.byOutcome)}`);
+      assert.equal(unanswered(r), 0, `${name}: ${JSON.stringify(r.byOutcome)}`);
     }
   });
 
@@ -89,7 +90,8 @@ describe('forecast live, against the fake upstream with short windows', function
   it('forecast leaves far less weekly allowance unused than headroom-first', () => {
     const f = runs.forecast.report;
     const h = runs['headroom-first'].report;
-    assert.ok(f.unusedWeeklyAllowance <= h.unusedWeeklyAllowance / 2, `${f.unusedWeeklyAllowance} vs ${h.unusedWeeklyAllowance}`);
+    // Measured: 0.42–0.46 of headroom-first's in three runs (docs/policies.md); expiry-first leaves none.
+    assert.ok(f.unusedWeeklyAllowance <= 0.7 * h.unusedWeeklyAllowance, `${f.unusedWeeklyAllowance} vs ${h.unusedWeeklyAllowance}`);
   });
 
   it('forecast keeps two accounts usable at least as long as expiry-first, and moves fewer sessions mid-session', () => {
