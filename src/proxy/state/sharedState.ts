@@ -59,8 +59,8 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
   const now = opts.now ?? Date.now;
   const redis = conn.redis;
   const ignore = () => undefined;
-  /** Bindings served since the last flush: session → [account, lastServedAtMs, moved]. */
-  const bindings = new Map<string, [string, number, boolean]>();
+  /** Sessions re-bound to the same account since the last flush: session → [account, lastServedAtMs]. */
+  const bindings = new Map<string, [string, number]>();
   const evidence = new Map<string, QuotaSnapshot>();
   let inflightDirty = false;
   let flushTimer: NodeJS.Timeout | undefined;
@@ -79,10 +79,7 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
     }
     evidence.clear();
     const ttl = state.affinity.idleTtl;
-    for (const [session, [account, at, moved]] of bindings) {
-      redis.crBind(storeKeys.binding(session), JSON.stringify({ account, lastServedAtMs: at }), at, ttl).catch(ignore);
-      if (moved) conn.publish({ k: 'b', s: session, a: account, t: at });
-    }
+    for (const [session, [account, at]] of bindings) redis.crBind(storeKeys.binding(session), JSON.stringify({ account, lastServedAtMs: at }), at, ttl).catch(ignore);
     bindings.clear();
     if (inflightDirty) writeInflight();
   };
@@ -175,8 +172,16 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
       conn.publish({ k: 'r', a: account });
     },
     bound: (session, account, at, moved) => {
-      const pending = bindings.get(session);
-      bindings.set(session, [account, at, moved || (pending !== undefined && pending[2])]);
+      if (moved) {
+        // A new or moved binding goes at once (in this tick's pipeline): the session's next request may come through another router.
+        bindings.delete(session);
+        if (!conn.up) return;
+        redis.crBind(storeKeys.binding(session), JSON.stringify({ account, lastServedAtMs: at }), at, state.affinity.idleTtl).catch(ignore);
+        conn.publish({ k: 'b', s: session, a: account, t: at });
+        return;
+      }
+      // A re-bind only renews the idle TTL: it may wait for the burst's flush.
+      bindings.set(session, [account, at]);
       soon();
     },
     limit: (account, learned) => {
