@@ -67,7 +67,7 @@ export interface CredentialStore {
    * Present on a store several routers share (src/store/sharedCredentials.ts): runs `run` — re-read
    * the pair, refresh it, store the new one — as the only refresher of `label` among them; the
    * others wait, then re-read and adopt the rotated pair instead of sending a spent refresh token.
-   * @throws RefreshError('network') when it cannot be the refresher now (the store is unreachable and another router owns the pair)
+   * @throws RefreshError('waiting_for_store') when it cannot be the refresher now (the store is unreachable and another router owns the pair)
    */
   exclusiveRefresh?<T>(label: string, run: () => Promise<T>): Promise<T>;
 }

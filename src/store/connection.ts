@@ -52,6 +52,17 @@ export interface ConnectionOptions {
   commandTimeoutMs?: number;
 }
 
+/** Every script by its command name (StoreScripts). */
+const SCRIPTS: ReadonlyArray<[keyof StoreScripts, string]> = [
+  ['crMergeCooldown', MERGE_COOLDOWN],
+  ['crLiftCooldown', LIFT_COOLDOWN],
+  ['crNewerWins', NEWER_WINS],
+  ['crBind', BIND],
+  ['crGatherInflight', GATHER_INFLIGHT],
+  ['crReleaseLock', RELEASE_LOCK],
+  ['crWriteCredentials', WRITE_CREDENTIALS],
+];
+
 /** Reconnection waits: 100 ms, growing to this (ms), so a restarted Redis is back in use within a second or so. */
 const MAX_RECONNECT_WAIT_MS = 1_000;
 
@@ -86,22 +97,53 @@ export class StoreConnection extends EventEmitter {
       maxRetriesPerRequest: 0,
       retryStrategy: (times: number) => Math.min(100 * times, MAX_RECONNECT_WAIT_MS),
     };
-    this.redis = new Redis({ ...base, enableAutoPipelining: true, commandTimeout: opts.commandTimeoutMs ?? 2_000 }) as Redis & StoreScripts;
+    this.redis = new Redis({
+      ...base,
+      enableAutoPipelining: true,
+      // A new binding leaves in the same tick, before the answer that made it: the session's next request may come through another router at once.
+      autoPipeliningIgnoredCommands: ['crBind'],
+      commandTimeout: opts.commandTimeoutMs ?? 2_000,
+    }) as Redis & StoreScripts;
     // The subscriber queues its SUBSCRIBE until connected (and ioredis re-subscribes after a reconnection).
     this.sub = new Redis({ ...base, enableOfflineQueue: true });
-    this.redis.defineCommand('crMergeCooldown', { numberOfKeys: 1, lua: MERGE_COOLDOWN });
-    this.redis.defineCommand('crLiftCooldown', { numberOfKeys: 1, lua: LIFT_COOLDOWN });
-    this.redis.defineCommand('crNewerWins', { numberOfKeys: 1, lua: NEWER_WINS });
-    this.redis.defineCommand('crBind', { numberOfKeys: 1, lua: BIND });
-    this.redis.defineCommand('crGatherInflight', { numberOfKeys: 1, lua: GATHER_INFLIGHT });
-    this.redis.defineCommand('crReleaseLock', { numberOfKeys: 1, lua: RELEASE_LOCK });
-    this.redis.defineCommand('crWriteCredentials', { numberOfKeys: 1, lua: WRITE_CREDENTIALS });
+    for (const [name, lua] of SCRIPTS) this.redis.defineCommand(name, { numberOfKeys: 1, lua });
     let lastError = '';
     const noteError = (err: Error) => (lastError = (err as NodeJS.ErrnoException).code ?? err.message.split('\n')[0]);
     this.redis.on('error', noteError);
-    this.sub.on('error', () => undefined); // its state follows the command connection's
-    this.redis.on('ready', () => this.setState('connected', ''));
-    this.redis.on('close', () => this.setState('unreachable', lastError));
+    this.sub.on('error', noteError);
+    // Up only once commands can run (the scripts loaded: a script's first use then costs one round trip, not two) AND the
+    // notifications are subscribed: a router that reconciles after that misses nothing another router pushes meanwhile.
+    let commandsReady = false;
+    let subscribed = false;
+    const update = () => {
+      if (commandsReady && subscribed) this.setState('connected', '');
+      else if (this.state === 'connected' || (!commandsReady && !subscribed)) this.setState('unreachable', lastError);
+    };
+    this.redis.on('ready', () => {
+      void Promise.all(SCRIPTS.map(([, lua]) => this.redis.script('LOAD', lua)))
+        .catch(() => undefined)
+        .then(() => {
+          commandsReady = this.redis.status === 'ready';
+          update();
+        });
+    });
+    this.redis.on('close', () => {
+      commandsReady = false;
+      update();
+    });
+    this.sub.on('ready', () => {
+      void this.sub
+        .subscribe(storeKeys.channel)
+        .catch(() => undefined)
+        .then(() => {
+          subscribed = this.sub.status === 'ready';
+          update();
+        });
+    });
+    this.sub.on('close', () => {
+      subscribed = false;
+      update();
+    });
     this.sub.on('message', (_channel: string, text: string) => this.onMessage(text));
   }
 
@@ -111,7 +153,6 @@ export class StoreConnection extends EventEmitter {
    * its local copy while the connection retries.
    */
   async start(waitMs = 3_000): Promise<void> {
-    void this.sub.subscribe(storeKeys.channel).catch(() => undefined);
     this.sub.connect().catch(() => undefined);
     this.redis.connect().catch(() => undefined);
     if (this.up) return;

@@ -159,7 +159,7 @@ export class SharedCredentialStore implements CredentialStore {
   /**
    * Runs `run` (read the store, refresh, store the new pair) as the only refresher of `label` in
    * the pool, waiting while another router holds the account's lock.
-   * @throws RefreshError('network') when Redis is unreachable and this router did not rotate the pair last (it waits for the store), or another router held the lock past its life
+   * @throws RefreshError('waiting_for_store') when Redis is unreachable and this router did not rotate the pair last (it waits for the store); RefreshError('network') when another router held the lock past its life
    */
   async exclusiveRefresh<T>(label: string, run: () => Promise<T>): Promise<T> {
     const lock = storeKeys.refreshLock(label);
@@ -209,7 +209,7 @@ export class SharedCredentialStore implements CredentialStore {
     // The pair the store held last was written by this router: no other one can rotate it.
     if (this.seen.get(label)?.by === this.conn.routerId) return run();
     return Promise.reject(
-      new RefreshError('network', `account ${label}: the state store is unreachable and another router rotated its tokens last, so its refresh waits for the store`),
+      new RefreshError('waiting_for_store', `account ${label}: the state store is unreachable and another router rotated its tokens last, so its refresh waits for the store`),
     );
   }
 

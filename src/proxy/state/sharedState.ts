@@ -228,14 +228,28 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
     if (!conn.up) return;
     const t = now();
     const pushes: Promise<unknown>[] = [];
-    for (const [account, snap] of state.snapshots) pushes.push(redis.crNewerWins(storeKeys.evidence, account, JSON.stringify(snap), 'observedAtMs'));
-    for (const [account, c] of state.cooldowns) if (c.untilMs > t) pushes.push(redis.crMergeCooldown(storeKeys.cooldowns, account, JSON.stringify(c)));
-    for (const [account, m] of state.scopedCooldowns)
-      for (const [family, c] of m) if (c.untilMs > t) pushes.push(redis.crMergeCooldown(storeKeys.cooldowns, cooldownField(account, family), JSON.stringify(c)));
+    // What this router learned while the store was away reaches the others at once, not at their next reconnection.
+    for (const [account, snap] of state.snapshots) {
+      pushes.push(redis.crNewerWins(storeKeys.evidence, account, JSON.stringify(snap), 'observedAtMs').then((won) => won && conn.publish({ k: 'e', a: account, v: snap })));
+    }
+    const pushCooldown = (account: string, family: string | null, c: Cooldown) =>
+      pushes.push(
+        redis
+          .crMergeCooldown(storeKeys.cooldowns, cooldownField(account, family), JSON.stringify(c))
+          .then((stored) => conn.publish({ k: 'c', a: account, f: family, c: parseJson<Cooldown>(stored) ?? c })),
+      );
+    for (const [account, c] of state.cooldowns) if (c.untilMs > t) pushCooldown(account, null, c);
+    for (const [account, m] of state.scopedCooldowns) for (const [family, c] of m) if (c.untilMs > t) pushCooldown(account, family, c);
     const ttl = state.affinity.idleTtl;
     for (const b of state.affinity.live(t)) {
       const left = ttl - (t - b.lastServedAtMs);
-      if (left > 0) pushes.push(redis.crBind(storeKeys.binding(b.sessionId), JSON.stringify({ account: b.account, lastServedAtMs: b.lastServedAtMs }), b.lastServedAtMs, left));
+      if (left <= 0) continue;
+      const json = JSON.stringify({ account: b.account, lastServedAtMs: b.lastServedAtMs });
+      pushes.push(
+        redis
+          .crBind(storeKeys.binding(b.sessionId), json, b.lastServedAtMs, left)
+          .then((won) => won && conn.publish({ k: 'b', s: b.sessionId, a: b.account, t: b.lastServedAtMs })),
+      );
     }
     for (const a of state.concurrency.entries()) if (a.learned) pushes.push(redis.hset(storeKeys.limits, a.label, JSON.stringify(a.learned)));
     writeInflight();
