@@ -12,7 +12,7 @@ import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { storeKeys } from './keys';
-import { BIND, GATHER_INFLIGHT, LIFT_COOLDOWN, MERGE_COOLDOWN, NEWER_WINS, RELEASE_LOCK, WRITE_CREDENTIALS } from './scripts';
+import { BIND, GATHER_INFLIGHT, LIFT_COOLDOWN, MERGE_COOLDOWN, MORE_SAMPLES, NEWER_WINS, RELEASE_LOCK, WRITE_CREDENTIALS } from './scripts';
 import type { StoreTarget } from './storeUrl';
 
 /** What `/status`, the CLI's `status` and the status bar say of the store. */
@@ -43,6 +43,7 @@ export interface StoreScripts {
   crGatherInflight(routers: string, prefix: string): Promise<string[]>;
   crReleaseLock(lock: string, owner: string): Promise<number>;
   crWriteCredentials(hash: string, expectedVersion: string, blob: string, by: string, atMs: number): Promise<number>;
+  crMoreSamples(hash: string, account: string, json: string): Promise<number>;
 }
 
 export interface ConnectionOptions {
@@ -61,6 +62,7 @@ const SCRIPTS: ReadonlyArray<[keyof StoreScripts, string]> = [
   ['crGatherInflight', GATHER_INFLIGHT],
   ['crReleaseLock', RELEASE_LOCK],
   ['crWriteCredentials', WRITE_CREDENTIALS],
+  ['crMoreSamples', MORE_SAMPLES],
 ];
 
 /** Reconnection waits: 100 ms, growing to this (ms), so a restarted Redis is back in use within a second or so. */

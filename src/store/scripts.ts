@@ -101,3 +101,20 @@ local nv = tonumber(v or '0') + 1
 redis.call('HSET', KEYS[1], 'v', nv, 'blob', ARGV[2], 'by', ARGV[3], 'at', ARGV[4])
 return nv
 `;
+
+/**
+ * An account's learners (src/quota/learnedCosts.ts), window by window: the pool keeps, per window, the
+ * copy with more samples (`n`). KEYS[1] hash, ARGV[1] account, ARGV[2] its windows' JSON. Returns 1.
+ */
+export const MORE_SAMPLES = `
+local old = redis.call('HGET', KEYS[1], ARGV[1])
+local nxt = cjson.decode(ARGV[2])
+if old then
+  local o = cjson.decode(old)
+  for k, w in pairs(o) do
+    if nxt[k] == nil or (type(w) == 'table' and type(nxt[k]) == 'table' and w.n > nxt[k].n) then nxt[k] = w end
+  end
+end
+redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(nxt))
+return 1
+`;

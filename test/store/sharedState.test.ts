@@ -115,6 +115,27 @@ describe('shared pool: routing state (two routers, one redis-server)', function 
     for (const r of [r1, r2]) await until(async () => (await account(r, 'a')).inflight === 0, 1_000, 'the counts to fall back to 0');
   });
 
+  it('shares the concurrency limit one router learned from the upstream', async () => {
+    pool = await startPool({
+      labels: ['a', 'b'],
+      routing: [
+        ['  prefer-primary: true', '  primary-account: a'],
+        ['  prefer-primary: true', '  primary-account: a'],
+      ],
+    });
+    const [r1, r2] = pool.routers;
+    pool.sim.setConcurrencyLimit('a', 1);
+    pool.sim.injectFault('a', { kind: 'slow_first_byte', delayMs: 800 }, 3);
+    const answers = await Promise.all([1, 2, 3].map((i) => post(pool!, r1, `concurrent-${i}`)));
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      [200, 200, 200],
+    );
+    const learned = (await account(r1, 'a')).concurrencyLimit;
+    assert.ok(learned !== null, 'router 1 learned a concurrency limit for a');
+    await until(async () => (await account(r2, 'a')).concurrencyLimit === learned, 1_000, 'router 2 to hold the same limit');
+  });
+
   it('drops the leases of a router killed mid-request once they expire', async () => {
     pool = await startPool({
       labels: ['a', 'b'],

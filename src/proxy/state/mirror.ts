@@ -6,6 +6,7 @@
  */
 import type { LearnedLimit } from '../../routing/concurrencyLimit';
 import type { Cooldown, QuotaSnapshot } from '../../quota/types';
+import type { TokensByKind } from '../../quota/learnedCosts';
 
 export interface StateMirror {
   /** `account`'s quota evidence after a new reading was merged in. */
@@ -22,4 +23,6 @@ export interface StateMirror {
   limit(account: string, learned: LearnedLimit | undefined): void;
   /** This router's in-flight counts or reservations changed. */
   inflight(): void;
+  /** Usage `account` served through this router (the pool's learners count every router's usage against the same evidence). */
+  served(account: string, tokens: TokensByKind, family: string | undefined): void;
 }

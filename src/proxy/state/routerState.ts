@@ -180,7 +180,18 @@ export class RouterState {
    */
   recordServed(account: string, session: string | null, tokens: TokensByKind, family: string | undefined, nowMs: number): void {
     this.learnedCosts.served(account, tokens, family);
+    this.mirror?.served(account, tokens, family);
     if (session !== null) this.sessionWork.served(session, account, weightedTokens(tokens), nowMs);
+  }
+
+  /** Usage another router of the pool served on `account`: its learned costs count it as this router's own. */
+  absorbServed(account: string, tokens: TokensByKind, family: string | undefined): void {
+    this.learnedCosts.served(account, tokens, family);
+  }
+
+  /** Another router's learners (the pool's copy): per window, the one with more samples wins. */
+  absorbLearnedCosts(saved: SavedLearnedCosts): void {
+    this.learnedCosts.load(saved, false);
   }
 
   /** Remembers a model-scoped rejection until its reset (`planScopedCooldown`); other classes change nothing. Never shortens one. */

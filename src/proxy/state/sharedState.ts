@@ -7,7 +7,10 @@
  * Shared: quota evidence (newest wins), cooldowns (merged by a Lua script, never shortened; a lift
  * deletes only the cooldown it lifted), session bindings (a key per session expiring after the
  * idle TTL), in-flight counts and reservations (one key per router that expires unless renewed,
- * so a killed router's leases disappear), learned concurrency limits. Decision logs stay local.
+ * so a killed router's leases disappear), learned concurrency limits, and learned costs (every router
+ * tells the others the usage it served, so each learner counts the pool's usage against the same
+ * evidence; the learners themselves go to the store every 30 s for routers that join later).
+ * Decision logs stay local.
  *
  * Redis unreachable: nothing here waits for it; the others' in-flight counts are dropped (they
  * cannot be kept current); at every (re)connection this router pushes its state (merged by the
@@ -18,6 +21,7 @@ import { storeKeys } from '../../store/keys';
 import type { CostEstimate } from '../../routing/costEstimate';
 import type { LearnedLimit } from '../../routing/concurrencyLimit';
 import type { Cooldown, QuotaSnapshot } from '../../quota/types';
+import type { SavedLearnedCosts, TokensByKind } from '../../quota/learnedCosts';
 import type { RemoteLoad } from './leases';
 import type { StateMirror } from './mirror';
 import type { RouterState } from './routerState';
@@ -28,6 +32,8 @@ export const INFLIGHT_TTL_MS = 10_000;
 const HEARTBEAT_MS = 3_000;
 /** Changes of one burst leave together this long after the first, ms. */
 const FLUSH_MS = 50;
+/** The learners go to the store every this many heartbeats (30 s): they change slowly, and every router learns the pool's usage itself. */
+const LEARNED_EVERY_BEATS = 10;
 /** How long the request path waits for a binding this router does not hold, ms, before it plans without it. */
 const LOOKUP_WAIT_MS = 250;
 
@@ -62,6 +68,8 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
   /** Sessions re-bound to the same account since the last flush: session → [account, lastServedAtMs]. */
   const bindings = new Map<string, [string, number]>();
   const evidence = new Map<string, QuotaSnapshot>();
+  /** Usage served since the last flush, by account NUL family. */
+  const served = new Map<string, TokensByKind>();
   let inflightDirty = false;
   let flushTimer: NodeJS.Timeout | undefined;
 
@@ -70,8 +78,14 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
     if (!conn.up) {
       bindings.clear();
       evidence.clear();
+      served.clear(); // the learners count what they can: the usage of an outage is this router's only
       return; // the reconciliation at reconnection pushes the whole state
     }
+    for (const [key, t] of served) {
+      const [account, family] = key.split('\0');
+      conn.publish({ k: 's', a: account, f: family || null, t });
+    }
+    served.clear();
     for (const [account, snap] of evidence) {
       const json = JSON.stringify(snap);
       redis.crNewerWins(storeKeys.evidence, account, json, 'observedAtMs').catch(ignore);
@@ -193,6 +207,12 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
       inflightDirty = true;
       soon();
     },
+    served: (account, tokens, family) => {
+      const key = `${account}\0${family ?? ''}`;
+      const sum = served.get(key);
+      served.set(key, sum ? addCost(sum, tokens) : { ...tokens });
+      soon();
+    },
   };
 
   const onMessage = (m: StoreMessage) => {
@@ -219,6 +239,9 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
         break;
       case 'i':
         gatherSoon();
+        break;
+      case 's':
+        if (account && isTokens(m.t)) state.absorbServed(account, m.t, family ?? undefined);
         break;
     }
   };
@@ -252,10 +275,20 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
       );
     }
     for (const a of state.concurrency.entries()) if (a.learned) pushes.push(redis.hset(storeKeys.limits, a.label, JSON.stringify(a.learned)));
+    pushes.push(pushLearned());
     writeInflight();
     await Promise.all(pushes);
 
-    const [snaps, cooldowns, limits] = await Promise.all([redis.hgetall(storeKeys.evidence), redis.hgetall(storeKeys.cooldowns), redis.hgetall(storeKeys.limits)]);
+    const [snaps, cooldowns, limits, learned] = await Promise.all([
+      redis.hgetall(storeKeys.evidence),
+      redis.hgetall(storeKeys.cooldowns),
+      redis.hgetall(storeKeys.limits),
+      redis.hgetall(storeKeys.learnedCosts),
+    ]);
+    for (const [account, json] of Object.entries(learned)) {
+      const windows = parseJson<SavedLearnedCosts[string]>(json);
+      if (isObject(windows)) state.absorbLearnedCosts({ [account]: windows });
+    }
     for (const [account, json] of Object.entries(snaps)) {
       const snap = parseJson<QuotaSnapshot>(json);
       if (isObject(snap)) state.absorbEvidence(account, snap);
@@ -301,10 +334,19 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
     // The others' in-flight counts cannot be kept current: this router counts its own until the store returns.
     if (lastRemote.size > 0) state.leases.setRemote((lastRemote = new Map<string, RemoteLoad>()));
   };
+  /** This router's learners, for a router that starts (or returns) later: the pool's copy keeps the one with more samples per account. */
+  const pushLearned = (): Promise<unknown> => {
+    const saved = state.learnedCosts.toSaved();
+    const accounts = Object.keys(saved);
+    if (accounts.length === 0) return Promise.resolve();
+    return Promise.all(accounts.map((account) => redis.crMoreSamples(storeKeys.learnedCosts, account, JSON.stringify(saved[account]))));
+  };
+  let beats = 0;
   const heartbeat = setInterval(() => {
     if (!conn.up) return;
     writeInflight();
     void gather();
+    if (++beats % LEARNED_EVERY_BEATS === 0) pushLearned().catch(ignore);
   }, HEARTBEAT_MS);
   heartbeat.unref?.();
 
@@ -362,6 +404,12 @@ function isCooldown(v: unknown): v is Cooldown {
   // Lua's cjson writes an empty list as an object.
   if (v.windows !== undefined && !Array.isArray(v.windows)) delete v.windows;
   return true;
+}
+
+function isTokens(v: unknown): v is TokensByKind {
+  return (
+    isObject(v) && ['inputTokens', 'cacheReadTokens', 'cacheWriteTokens', 'outputTokens'].every((k) => typeof v[k] === 'number' && Number.isFinite(v[k]) && (v[k] as number) >= 0)
+  );
 }
 
 function addCost(sum: Readonly<CostEstimate> | undefined, c: Readonly<CostEstimate>): CostEstimate {
