@@ -408,7 +408,7 @@ function isCooldown(v: unknown): v is Cooldown {
 
 function isTokens(v: unknown): v is TokensByKind {
   return (
-    isObject(v) && ['inputTokens', 'cacheReadTokens', 'cacheWriteTokens', 'outputTokens'].every((k) => typeof v[k] === 'number' && Number.isFinite(v[k]) && (v[k] as number) >= 0)
+    isObject(v) && ['inputTokens', 'cacheReadTokens', 'cacheWriteTokens', 'outputTokens'].every((k) => typeof v[k] === 'number' && Number.isFinite(v[k]) && (v[k]) >= 0)
   );
 }
 
