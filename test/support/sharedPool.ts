@@ -119,7 +119,12 @@ export function messagesBody(opts: { stream?: boolean; model?: string } = {}): s
 }
 
 /** Sends one Messages request through `router`; resolves with its status and body text. */
-export async function post(pool: Pool, router: PoolRouter, session: string, opts: { stream?: boolean; signal?: AbortSignal } = {}): Promise<{ status: number; text: string }> {
+export async function post(
+  pool: Pick<Pool, 'clientKey'>,
+  router: Pick<PoolRouter, 'url'>,
+  session: string,
+  opts: { stream?: boolean; signal?: AbortSignal } = {},
+): Promise<{ status: number; text: string }> {
   const res = await request(`${router.url}/v1/messages?beta=true`, {
     method: 'POST',
     headers: {

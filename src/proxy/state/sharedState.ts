@@ -407,9 +407,7 @@ function isCooldown(v: unknown): v is Cooldown {
 }
 
 function isTokens(v: unknown): v is TokensByKind {
-  return (
-    isObject(v) && ['inputTokens', 'cacheReadTokens', 'cacheWriteTokens', 'outputTokens'].every((k) => typeof v[k] === 'number' && Number.isFinite(v[k]) && (v[k]) >= 0)
-  );
+  return isObject(v) && ['inputTokens', 'cacheReadTokens', 'cacheWriteTokens', 'outputTokens'].every((k) => typeof v[k] === 'number' && Number.isFinite(v[k]) && v[k] >= 0);
 }
 
 function addCost(sum: Readonly<CostEstimate> | undefined, c: Readonly<CostEstimate>): CostEstimate {
