@@ -198,6 +198,8 @@ export interface SimAccountState {
   cacheCreationTokens: number;
   /** Successful refresh grants. */
   refreshCount: number;
+  /** Refresh grants refused because the refresh token was already spent (another holder rotated it first): `invalid_grant` caused by rotation. */
+  spentRefreshes: number;
   /** Queued one-shot fault kinds, FIFO. */
   pendingFaults: string[];
   /** Messages requests being answered now. */

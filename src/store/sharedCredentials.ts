@@ -167,11 +167,11 @@ export class SharedCredentialStore implements CredentialStore {
     const deadline = this.now() + REFRESH_LOCK_TTL_MS + 5_000;
     for (;;) {
       if (!this.shared()) return this.refreshOffline(label, run);
-      let got: string | null;
+      let got: string | null = null;
       try {
         got = await this.conn.redis.set(lock, owner, 'PX', REFRESH_LOCK_TTL_MS, 'NX');
       } catch {
-        continue; // the loop's first check decides, now that the store is gone
+        // Lost (the loop's first check decides, once the connection says so) or slow: look again after a pause.
       }
       if (got === 'OK') {
         try {

@@ -136,6 +136,26 @@ describe('shared pool: routing state (two routers, one redis-server)', function 
     await until(async () => (await account(r2, 'a')).concurrencyLimit === learned, 1_000, 'router 2 to hold the same limit');
   });
 
+  it('ends a request whose client leaves while its binding is looked up, leaving no lease behind', async () => {
+    pool = await startPool({ labels: ['a', 'b'], routing: [['  session-affinity: true'], ['  session-affinity: true']] });
+    const [r1] = pool.routers;
+    // Redis answers nothing for a second: the look-up of the new session's binding waits its full bound.
+    await pool.redis.client.call('CLIENT', 'PAUSE', '1000', 'ALL');
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 150);
+    // A large body (it arrives in many chunks, which the router lets go of when its client leaves).
+    await assert.rejects(post(pool, r1, 'leaves-early', { signal: ac.signal, text: 'x'.repeat(1 << 20) }));
+    await new Promise((r) => setTimeout(r, 1_500));
+    const st = await r1.status();
+    assert.deepEqual(
+      st.accounts.map((a) => a.inflight),
+      [0, 0],
+      'no lease is left behind',
+    );
+    assert.equal(st.inflight, 0);
+    assert.equal((await post(pool, r1, 'after-it')).status, 200);
+  });
+
   it('drops the leases of a router killed mid-request once they expire', async () => {
     pool = await startPool({
       labels: ['a', 'b'],

@@ -53,23 +53,22 @@ export async function startRedis(): Promise<RedisServer> {
     child.stdout.on('data', (c: Buffer) => (output += c.toString()));
     child.stderr.on('data', (c: Buffer) => (output += c.toString()));
     proc = child;
-    const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
-    probe.on('error', () => undefined);
     const end = Date.now() + 10_000;
-    try {
-      for (;;) {
-        if (child.exitCode !== null) throw new Error(`redis-server exited (${child.exitCode}): ${output}`);
-        try {
-          await probe.connect();
-          if ((await probe.ping()) === 'PONG') return;
-        } catch {
-          probe.disconnect();
-        }
-        if (Date.now() > end) throw new Error(`redis-server did not accept connections on ${port} within 10 s: ${output}`);
-        await new Promise((r) => setTimeout(r, 50));
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`redis-server exited (${child.exitCode}): ${output}`);
+      // A fresh client per look: one whose connection failed is not reused.
+      const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0, connectTimeout: 1_000 });
+      probe.on('error', () => undefined);
+      try {
+        await probe.connect();
+        if ((await probe.ping()) === 'PONG') return;
+      } catch {
+        /* not listening yet */
+      } finally {
+        probe.disconnect();
       }
-    } finally {
-      probe.disconnect();
+      if (Date.now() > end) throw new Error(`redis-server did not accept connections on ${port} within 10 s: ${output}`);
+      await new Promise((r) => setTimeout(r, 50));
     }
   };
   const halt = async () => {

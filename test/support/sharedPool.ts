@@ -109,12 +109,12 @@ export async function startPool(opts: PoolOptions): Promise<Pool> {
 }
 
 /** A Messages request as Claude Code sends it. */
-export function messagesBody(opts: { stream?: boolean; model?: string } = {}): string {
+export function messagesBody(opts: { stream?: boolean; model?: string; text?: string } = {}): string {
   return JSON.stringify({
     model: opts.model ?? 'claude-sonnet-4-5-20250929',
     max_tokens: 64,
     stream: opts.stream ?? false,
-    messages: [{ role: 'user', content: 'say hi' }],
+    messages: [{ role: 'user', content: opts.text ?? 'say hi' }],
   });
 }
 
@@ -123,7 +123,7 @@ export async function post(
   pool: Pick<Pool, 'clientKey'>,
   router: Pick<PoolRouter, 'url'>,
   session: string,
-  opts: { stream?: boolean; signal?: AbortSignal } = {},
+  opts: { stream?: boolean; signal?: AbortSignal; text?: string } = {},
 ): Promise<{ status: number; text: string }> {
   const res = await request(`${router.url}/v1/messages?beta=true`, {
     method: 'POST',
@@ -133,7 +133,7 @@ export async function post(
       authorization: `Bearer ${pool.clientKey}`,
       'x-claude-code-session-id': session,
     },
-    body: messagesBody({ stream: opts.stream }),
+    body: messagesBody({ stream: opts.stream, text: opts.text }),
     signal: opts.signal,
   });
   return { status: res.statusCode, text: await res.body.text() };
