@@ -1,6 +1,7 @@
 // The layers of src/ (one folder each) and what each may import, checked by `npm run check:deps`:
 //   quota/ → nothing of the product; routing/ → quota/; accounts/ → quota/, routing/;
-//   config/ → routing/, quota/; proxy/ → the four above; cli/ → all but vscode/; vscode/ → all;
+//   config/ → routing/, quota/; store/ (the shared Redis store) → accounts/, config/, quota/, routing/;
+//   proxy/ → the five above; cli/ → all but vscode/; vscode/ → all;
 //   sim/ → none of them, imported only by cli/, vscode/ and whatif/ (its pure world model);
 //   whatif/ → routing/, quota/ and sim/'s world model; webview/ (the panel's page) → quota/, and types. routing/, quota/ and whatif/ do no I/O; only
 //   vscode/ imports `vscode`; no import cycles, type-only imports included.
@@ -61,6 +62,13 @@ module.exports = {
       comment: 'config/ turns YAML and settings into a policy snapshot: it may import routing/ and quota/.',
       from: { path: '^src/config/' },
       to: { path: '^src/', pathNot: '^src/(config|routing|quota)/' },
+    },
+    {
+      name: 'store-imports-only-accounts-config-quota-routing',
+      severity: 'error',
+      comment: 'store/ (the Redis store several routers share) may import accounts/, config/, quota/ and routing/; proxy/ and the shells build on it.',
+      from: { path: '^src/store/' },
+      to: { path: '^src/', pathNot: '^src/(store|accounts|config|quota|routing)/' },
     },
     {
       name: 'proxy-not-to-shells-sim-or-whatif',

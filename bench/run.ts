@@ -8,7 +8,8 @@
  * generator (bench/loadgen.ts) and this orchestrator, which only measures: /proc/<pid>/stat of
  * each target around each measurement window, and its peak RSS.
  *
- * Targets per cell: direct (load generator → upstream), bare, proxy; run A B C, then C B A
+ * Targets per cell: direct (load generator → upstream), bare, proxy, and in the cells of STORE_CELLS
+ * also store (the proxy sharing its state through a local redis-server, docs/shared-pool.md); run A B C, then C B A
  * (BENCH_ROUNDS rounds alternating). Cells: JSON, SSE burst (25 events in one burst), SSE paced
  * (25 events 1 ms apart) × small / ~250 KB Claude-Code-shaped body × concurrency 1, 32, 256.
  *
@@ -17,7 +18,7 @@
  *   BENCH_ROUNDS=n         rounds per cell (default 3: A B C, C B A, A B C, and 7 for the c=32 cells; quick 2 and 3; at most 9)
  *   BENCH_WARMUP_MS, BENCH_MEASURE_MS   per target and round (default 400 / 1500; quick 150 / 500)
  *   BENCH_CELLS=a,b        only cells whose id contains one of these (ids: json/small/c1, sse-burst/250KB/c32, sse-1ms/…)
- *   BENCH_SKIP_ROUTING=1, BENCH_SKIP_HTTP=1, BENCH_SKIP_HOTPATH=1
+ *   BENCH_SKIP_ROUTING=1, BENCH_SKIP_HTTP=1, BENCH_SKIP_HOTPATH=1, BENCH_SKIP_STORE=1 (the shared-store target)
  *   BENCH_PROFILE=DIR      run the proxy and the bare pass-through with --cpu-prof into DIR and
  *                          print their top self-time functions (the figures of such a run are not comparable)
  *   BENCH_JSON=FILE        also write every figure as JSON
@@ -36,6 +37,7 @@ import type { RunResult } from './loadgen';
 import { formatRoutingTable, growth, type RoutingRow } from './routing';
 import { formatSummary, summarise } from './cpuprofile-summary';
 import { formatHotpath, type HotpathRow } from './hotpath';
+import { startBenchRedis, type BenchRedis } from './redis';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const OUT = path.join(ROOT, 'out', 'bench');
@@ -83,6 +85,11 @@ const TARGET = {
 };
 
 // ---- cells --------------------------------------------------------------------------------
+
+/** The cells that also measure the proxy with a shared store (state-store on a local redis-server): latency at c=1, CPU at c=32. */
+const STORE_CELLS = new Set(['json/small/c1', 'json/small/c32']);
+/** The redis-server of the store target, started once (undefined: not installed, or BENCH_SKIP_STORE=1). */
+let redis: BenchRedis | undefined;
 
 type Kind = 'json' | 'sse-burst' | 'sse-1ms';
 type BodySize = 'small' | '250KB';
@@ -217,7 +224,7 @@ function safeCpu(pid: number): number {
 // ---- processes: the upstream per pacing, bare + proxy per cell ---------------------------
 
 interface Target {
-  name: 'direct' | 'bare' | 'proxy';
+  name: 'direct' | 'bare' | 'proxy' | 'store';
   url: string;
   /** The process whose CPU and memory are measured (none for direct). */
   child?: Child;
@@ -235,6 +242,8 @@ interface Upstream {
 interface Targets {
   bare: Child;
   proxy: Child;
+  /** The proxy with a shared store, in the cells of STORE_CELLS. */
+  store?: Child;
   list: Target[];
   tmp: string;
 }
@@ -291,23 +300,37 @@ async function startTargets(up: Upstream, cell: Cell): Promise<Targets> {
   const proxyEnv = { ...env };
   delete proxyEnv.CLAUDE_ROUTER_QUOTA_ROUTING;
   const proxy = startChild('proxy', [...prof('proxy'), ...PROXY_FLAGS, CLI, 'start', '--config', configFile], { env: proxyEnv });
+  // The same proxy sharing its state through the store: its own state directory, an empty pool (the cell before's is flushed).
+  let store: Child | undefined;
+  if (redis && STORE_CELLS.has(cell.id)) {
+    await redis.flush();
+    const storeDir = path.join(tmp, 'store-state');
+    fs.mkdirSync(storeDir, { recursive: true, mode: 0o700 });
+    fs.writeFileSync(path.join(storeDir, 'store.key'), redis.keyText, { mode: 0o600 });
+    const storeConfig = path.join(tmp, 'store-config.yaml');
+    fs.writeFileSync(storeConfig, fs.readFileSync(configFile, 'utf8').replace(/^state-dir: .*$/m, `state-dir: ${q(storeDir)}\nstate-store: ${q(redis.url)}`));
+    store = startChild('proxy+store', [...prof('store'), ...PROXY_FLAGS, CLI, 'start', '--config', storeConfig], { env: proxyEnv });
+  }
   const bareUrl = (await waitFor(bare, /^passthrough listening on (\S+)$/m))[1];
   const proxyUrl = (await waitFor(proxy, /^listening on (http:\/\/127\.0\.0\.1:\d+)$/m))[1];
+  const storeUrl = store ? (await waitFor(store, /^listening on (http:\/\/127\.0\.0\.1:\d+)$/m))[1] : undefined;
   return {
     bare,
     proxy,
+    store,
     tmp,
     list: [
       { name: 'direct', url: info.url, credential: { authorization: `Bearer ${info.accounts[0].accessToken}` } },
       { name: 'bare', url: bareUrl, child: bare, credential: { 'x-claude-router-key': clientKey } },
       { name: 'proxy', url: proxyUrl, child: proxy, credential: { 'x-claude-router-key': clientKey } },
+      ...(store && storeUrl ? [{ name: 'store' as const, url: storeUrl, child: store, credential: { 'x-claude-router-key': clientKey } }] : []),
     ],
   };
 }
 
 async function stopTargets(t: Targets): Promise<void> {
-  await Promise.all([stopChild(t.proxy), stopChild(t.bare)]);
-  for (const c of [t.proxy, t.bare]) {
+  await Promise.all([stopChild(t.proxy), stopChild(t.bare), ...(t.store ? [stopChild(t.store)] : [])]);
+  for (const c of [t.proxy, t.bare, ...(t.store ? [t.store] : [])]) {
     const errs = c.err.split('\n').filter((l) => / (WARN|ERROR) /.test(l));
     if (errs.length) process.stdout.write(`  note: ${c.name} logged ${errs.length} warning/error lines, e.g.\n    ${errs.slice(0, 3).join('\n    ')}\n`);
   }
@@ -611,7 +634,33 @@ function verdicts(results: Map<string, Stats[]>, routing: RoutingRow[] | null): 
       text: `peak RSS ≤ ${TARGET.rssMb} MB at 256 concurrent streams: proxy ${rss.map((v) => `${v.where} ${v.p.peakRssMb!.toFixed(0)}`).join(', ')} MB (bare ${rss.map((v) => v.b.peakRssMb!.toFixed(0)).join(', ')})`,
     });
   }
-  // 6. Routing decision cost.
+  // 6. The shared store's cost (docs/shared-pool.md): the proxy with state-store on, as ratios to the bare pass-through.
+  const st32 = get('json', 'small', 32, 'store');
+  const b32 = get('json', 'small', 32, 'bare');
+  const p32 = get('json', 'small', 32, 'proxy');
+  if (st32 && b32 && p32) {
+    const perRound = st32.cpuUsPerReqRounds.map((v, i) => v / b32.cpuUsPerReqRounds[i]);
+    const alone = median(p32.cpuUsPerReqRounds.map((v, i) => v / b32.cpuUsPerReqRounds[i]));
+    out.push({
+      pass: median(perRound) <= TARGET.cpuRatio && !invalid(st32, b32),
+      text: `store on · CPU/request ≤ ${TARGET.cpuRatio}× bare · json small c=32: ${median(perRound).toFixed(2)}× (rounds ${perRound.map((r) => r.toFixed(2)).join('/')}; the proxy without a store ${alone.toFixed(2)}×); ${st32.cpuUsPerReq!.toFixed(0)} µs vs bare ${b32.cpuUsPerReq!.toFixed(0)} µs`,
+    });
+  }
+  const st1 = get('json', 'small', 1, 'store');
+  const b1 = get('json', 'small', 1, 'bare');
+  const p1 = get('json', 'small', 1, 'proxy');
+  const d1 = get('json', 'small', 1, 'direct');
+  if (st1 && b1 && p1 && d1) {
+    const a50 = st1.totalP50 - d1.totalP50;
+    const a99 = st1.totalP99 - d1.totalP99;
+    out.push({
+      pass: a50 <= TARGET.addedP50Json && a99 <= TARGET.addedP99 && !invalid(st1, d1),
+      text:
+        `store on · added time to completion c=1 · json small: p50 ${a50.toFixed(3)} ms (≤ ${TARGET.addedP50Json}), p99 ${a99.toFixed(3)} ms (≤ ${TARGET.addedP99}); ` +
+        `time to completion ${(st1.totalP50 / b1.totalP50).toFixed(2)}× bare's at p50, ${(st1.totalP99 / b1.totalP99).toFixed(2)}× at p99 (the proxy without a store ${(p1.totalP50 / b1.totalP50).toFixed(2)}× / ${(p1.totalP99 / b1.totalP99).toFixed(2)}×)`,
+    });
+  }
+  // 7. Routing decision cost.
   if (routing) {
     const at50 = routing.find((r) => r.accounts === 50);
     if (at50)
@@ -700,6 +749,10 @@ async function main(): Promise<void> {
   const cpuSpread: number[] = [];
 
   if (env.BENCH_SKIP_HTTP !== '1' && CELLS.length > 0) {
+    if (env.BENCH_SKIP_STORE !== '1' && CELLS.some((c) => STORE_CELLS.has(c.id))) {
+      redis = await startBenchRedis();
+      if (!redis) process.stdout.write('note: redis-server is not installed: the shared-store target is left out (scripts/install-redis.sh installs it)\n');
+    }
     const lg = startChild('load generator', [path.join(OUT, 'loadgen.js')], { ipc: true });
     for (const intervalMs of [0, 1]) {
       const cells = CELLS.filter((c) => (c.kind === 'sse-1ms') === (intervalMs === 1));
@@ -727,7 +780,7 @@ async function main(): Promise<void> {
           }
           (json.cells as Record<string, unknown>)[cell.id] = { stats, rounds: Object.fromEntries([...windows].map(([k, ws]) => [k, ws.map(roundSummary)])) };
           if (PROFILE_DIR) {
-            for (const who of ['proxy', 'bare']) {
+            for (const who of ['proxy', 'bare', ...(targets.store ? ['store'] : [])]) {
               const dir = profileDir(cell, who);
               const files = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')) : [];
               for (const f of files) process.stdout.write(`\n${formatSummary(`${who} (${path.join(dir, f)})`, summarise(path.join(dir, f), 25), servedInCell.get(who))}\n`);
@@ -740,6 +793,7 @@ async function main(): Promise<void> {
     }
     lg.proc.send({ cmd: 'exit' });
     await stopChild(lg);
+    redis?.stop();
   }
 
   let routing: RoutingRow[] | null = null;
@@ -777,6 +831,7 @@ async function main(): Promise<void> {
 
 const killAll = () => {
   for (const c of children) c.proc.kill('SIGKILL');
+  redis?.stop();
 };
 if (require.main === module) {
   process.once('SIGINT', () => {

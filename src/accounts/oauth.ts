@@ -19,9 +19,10 @@ export interface TokenGrant {
 /**
  * Why a refresh failed. `invalid_grant` (refresh token dead or superseded) and
  * `rejected` (the endpoint refused in OAuth terms) need a person; `network`
- * covers every transient failure of the endpoint itself.
+ * covers every transient failure of the endpoint itself; `waiting_for_store`: in a shared pool
+ * whose store is unreachable, another router owns this account's refresh (docs/shared-pool.md).
  */
-export type RefreshFailure = 'invalid_grant' | 'no_refresh_token' | 'rejected' | 'network';
+export type RefreshFailure = 'invalid_grant' | 'no_refresh_token' | 'rejected' | 'network' | 'waiting_for_store';
 
 export class RefreshError extends Error {
   constructor(

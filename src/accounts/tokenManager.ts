@@ -120,7 +120,9 @@ export class TokenManager {
   refresh(label: string, rejectedAccessToken: string): Promise<Credentials> {
     const pending = this.refreshing.get(label);
     if (pending) return pending;
-    const run = this.doRefresh(label, rejectedAccessToken).finally(() => this.refreshing.delete(label));
+    // A store shared by several routers lets one of them refresh at a time; inside, doRefresh re-reads the pair first.
+    const refresh = () => this.doRefresh(label, rejectedAccessToken);
+    const run = (this.store.exclusiveRefresh ? this.store.exclusiveRefresh(label, refresh) : refresh()).finally(() => this.refreshing.delete(label));
     this.refreshing.set(label, run);
     return run;
   }

@@ -63,4 +63,11 @@ export interface CredentialStore {
   set(label: string, credentials: Credentials): Promise<void>;
   delete(label: string): Promise<void>;
   labels(): Promise<string[]>;
+  /**
+   * Present on a store several routers share (src/store/sharedCredentials.ts): runs `run` — re-read
+   * the pair, refresh it, store the new one — as the only refresher of `label` among them; the
+   * others wait, then re-read and adopt the rotated pair instead of sending a spent refresh token.
+   * @throws RefreshError('waiting_for_store') when it cannot be the refresher now (the store is unreachable and another router owns the pair)
+   */
+  exclusiveRefresh?<T>(label: string, run: () => Promise<T>): Promise<T>;
 }

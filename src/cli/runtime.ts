@@ -21,6 +21,8 @@ import type { ProxyServer } from '../proxy/http/server';
 import { defaultStateDir, expandHome, loadOrCreateClientKey, watchClientKey } from './stateDir';
 import { registerProxy, unregisterProxy } from './discovery';
 import { mkdirSync } from 'node:fs';
+import type { CredentialStore } from '../accounts/types';
+import { openSharedStore, type SharedStore } from './sharedStore';
 
 export interface StartOptions {
   config: ConfigInput;
@@ -79,11 +81,14 @@ export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
   const store = new FileCredentialStore(path.join(stateDir, 'credentials.json'));
   const registry = new AccountRegistry(path.join(stateDir, 'accounts.json'));
   const clientKey = config.clientKey ?? loadOrCreateClientKey(stateDir);
+  // A shared pool (docs/shared-pool.md): the credentials live in the store, credentials.json keeps this machine's copy.
+  const pool: SharedStore | undefined = config.stateStore ? await openSharedStore(config, stateDir, store, log, now) : undefined;
+  const credentials: CredentialStore = pool?.credentials ?? store;
 
   /** The runtime config of a config file with the state directory's accounts, its sources, and the labels whose credentials it just stored. */
   const runtimeFor = async (c: ConfigInput, file: string | undefined): Promise<{ runtime: RuntimeConfig; sources: Record<string, string>; seeded: string[] }> => {
     const set = await resolveAccounts(c, registry);
-    const seeded = await seedCredentials(store, set.seeds);
+    const seeded = await seedCredentials(credentials, set.seeds);
     if (seeded.length) log.info(`accounts: stored credentials from the config file for ${seeded.join(', ')}`);
     const runtime = {
       policy: policyFrom(routingInputOf(c, set), env),
@@ -95,19 +100,27 @@ export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
     return { runtime, sources, seeded };
   };
 
-  const first = await runtimeFor(config, opts.configPath);
-  const router = await createRouter({
-    config: first.runtime,
-    sources: first.sources,
-    credentials: store,
-    tokenUrl: config.upstream?.tokenUrl ?? DEFAULT_SERVER_SETTINGS.tokenUrl,
-    clientKey,
-    log,
-    decisionDir: stateDir,
-    stateFile: path.join(stateDir, 'router-state.json'),
-    listen: { host: config.listen?.host ?? DEFAULT_SERVER_SETTINGS.host, port: opts.port ?? config.listen?.port ?? DEFAULT_SERVER_SETTINGS.port },
-    now,
-  });
+  let first: Awaited<ReturnType<typeof runtimeFor>>;
+  let router: Awaited<ReturnType<typeof createRouter>>;
+  try {
+    first = await runtimeFor(config, opts.configPath);
+    router = await createRouter({
+      config: first.runtime,
+      sources: first.sources,
+      credentials,
+      store: pool?.connection,
+      tokenUrl: config.upstream?.tokenUrl ?? DEFAULT_SERVER_SETTINGS.tokenUrl,
+      clientKey,
+      log,
+      decisionDir: stateDir,
+      stateFile: path.join(stateDir, 'router-state.json'),
+      listen: { host: config.listen?.host ?? DEFAULT_SERVER_SETTINGS.host, port: opts.port ?? config.listen?.port ?? DEFAULT_SERVER_SETTINGS.port },
+      now,
+    });
+  } catch (err) {
+    await pool?.close();
+    throw err;
+  }
   const { engine, state, poller, tokens } = router;
   const server = router.server!;
   // New credentials from the file lift a sign-in flag.
@@ -134,6 +147,11 @@ export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
           }
         }
         const prev = engine.config;
+        if (
+          next &&
+          (next.stateStore !== current.stateStore || next.stateStoreKeyFile !== current.stateStoreKeyFile || next.stateStorePasswordFile !== current.stateStorePasswordFile)
+        )
+          log.warn('config: state-store settings take effect when the router restarts; the store in use stays');
         const { runtime, sources, seeded } = await runtimeFor(c, opts.configPath);
         current = c;
         for (const label of seeded) state.clearNeedsSignIn(label);
@@ -173,6 +191,8 @@ export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
     const { changed, removed } = credentialChanges(stored, now);
     stored = now;
     for (const label of changed) {
+      // The shared store keeping this machine's copy current is no news; an `accounts` command's pair goes to the pool.
+      if (pool && !(await pool.credentials.localChanged(label).catch(() => true))) continue;
       // Our own refresh stored the pair we hold: no news. Anything else is a new sign-in.
       const held = tokens.ready(label);
       if (held !== undefined && held.accessToken === (await store.get(label).catch(() => undefined))?.accessToken) continue;
@@ -181,6 +201,8 @@ export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
       log.info(`accounts: new credentials for "${label}"`);
     }
     for (const label of removed) {
+      // Signed out on this machine: signed out of the pool.
+      if (pool) await pool.credentials.delete(label).catch((err: Error) => log.warn(`accounts: "${label}" is still in the store (${err.message.split('\n')[0]})`));
       tokens.invalidate(label);
       if (engine.config.accounts.some((a) => a.label === label)) state.markNeedsSignIn(label, 'signed out: no stored credentials');
       log.info(`accounts: credentials of "${label}" removed`);
@@ -220,6 +242,7 @@ export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
         await reloads;
         unregisterProxy(stateDir);
         await router.close();
+        await pool?.close();
       })()),
   };
 }

@@ -7,7 +7,7 @@
 import type { AccountOrigin } from '../accounts/types';
 import type { AccountStatus, StatusReport } from '../proxy/status/status';
 import { getJson, proxyTarget, type ProxyTargetOptions } from './proxyClient';
-import { concurrencyText, eligibilityText, explainReason, timeUntil, warmUpText, whyNow } from '../proxy/status/statusView';
+import { concurrencyText, eligibilityText, explainReason, storeText, timeUntil, warmUpText, whyNow } from '../proxy/status/statusView';
 import { PLAIN, paintFor, type Paint } from './color';
 import { formatDuration } from '../quota/duration';
 
@@ -116,6 +116,8 @@ export function formatStatusTable(s: StatusReport, now = Date.now(), opts: Table
     `config generation ${s.config.generation}${s.config.lastReloadError ? `; last reload rejected: ${s.config.lastReloadError}` : ''}`,
     `requests ${s.counters.requests}, served ${s.counters.served}, failovers ${s.counters.failovers}, no usable account ${s.counters.noUsableAccount}`,
   );
+  const store = storeText(s.store, now);
+  if (store) lines.push(s.store?.state === 'connected' && !s.store.problem ? store : paint.yellow(store));
   return lines.join('\n') + '\n';
 }
 

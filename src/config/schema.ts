@@ -4,6 +4,7 @@
  * `formatIssues` names the key the way the user wrote it.
  */
 import { z } from 'zod';
+import { storeUrlProblem } from './storeUrl';
 import { DEFAULT_POLICY } from '../routing/policy';
 import { STRATEGY_NAMES } from '../routing/planner/strategies/registry';
 import { WEIGHTED_PRESETS } from '../routing/planner/strategies/weighted';
@@ -154,6 +155,18 @@ export const configSchema = z.strictObject({
     .refine((k) => k === k.trim() && !/\s/.test(k), 'must not contain spaces')
     .optional(),
   stateDir: z.string().min(1).optional(),
+  /** A Redis URL (`redis://`, `rediss://` for TLS) that several routers share their pool through (docs/shared-pool.md); absent: this machine's files only. */
+  stateStore: z
+    .string()
+    .superRefine((url, ctx) => {
+      const problem = storeUrlProblem(url);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    })
+    .optional(),
+  /** A file whose first line is the store's password (instead of one in the URL). */
+  stateStorePasswordFile: z.string().min(1).optional(),
+  /** The file holding the key tokens are sealed with in the store (default `<state-dir>/store.key`, created at first use). */
+  stateStoreKeyFile: z.string().min(1).optional(),
   accounts: z
     .array(accountSchema)
     .optional()

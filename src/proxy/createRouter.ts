@@ -18,6 +18,9 @@ import { DecisionLog } from './state/decisionLog';
 import { persistState, type StatePersistence } from './state/persistence';
 import { RouterState } from './state/routerState';
 import { isCoolingDown } from '../quota/cooldown';
+import type { StoreConnection } from '../store/connection';
+import { SharedCredentialStore } from '../store/sharedCredentials';
+import { shareState, type SharedState } from './state/sharedState';
 
 export interface RouterOptions {
   config: RuntimeConfig;
@@ -35,6 +38,11 @@ export interface RouterOptions {
   stateFile?: string;
   /** Save the state from the start (default true); false waits for `persistence.lead()`. */
   saveState?: boolean;
+  /**
+   * The store this router shares its pool through (docs/shared-pool.md), started by the host;
+   * the host closes it after the router. Without it, this machine's files only.
+   */
+  store?: StoreConnection;
   /** Listen on this loopback address (port 0 picks one); without it the host serves `engine.handle` itself. */
   listen?: { host: string; port: number };
   now?: () => number;
@@ -51,6 +59,8 @@ export interface Router {
   persistence: StatePersistence | undefined;
   /** Present when `listen` was given. */
   server: ProxyServer | undefined;
+  /** Present when `store` was given. */
+  shared: SharedState | undefined;
   /**
    * Follows this router's part in a shared proxy (SharedProxy's `role` event): it saves
    * state only while it leads, and on becoming leader first loads newer state saved by the
@@ -78,7 +88,28 @@ export async function createRouter(opts: RouterOptions): Promise<Router> {
   if (persistence?.restored) log.info('state: restored bindings, cooldowns and quota snapshots');
   const decisions = new DecisionLog({ dir: opts.decisionDir, now, onError: (e) => log.warn(`decision log: ${e.message}`) });
   const tokens = new TokenManager(opts.credentials, oauthRefresher(opts.tokenUrl, now), now, tokenSaveLog(log));
-  const engine = new RouterEngine({ config, state, tokens, decisions, log, clientKey: opts.clientKey, now, sources: opts.sources });
+  const store = opts.store;
+  const shared = store ? shareState(state, store, { now, log }) : undefined;
+  // Another router stored a new pair (a rotation, a sign-in): check it before the next use.
+  const stopCredentialNews =
+    opts.credentials instanceof SharedCredentialStore
+      ? opts.credentials.onRemoteChange((label) => {
+          tokens.invalidate(label);
+          state.clearNeedsSignIn(label);
+        })
+      : undefined;
+  if (store?.up && shared) await shared.reconcile().catch((err: Error) => log.warn(`state store: the first reconciliation failed (${err.message.split('\n')[0]})`));
+  const engine = new RouterEngine({
+    config,
+    state,
+    tokens,
+    decisions,
+    log,
+    clientKey: opts.clientKey,
+    now,
+    sources: opts.sources,
+    shared: store && shared ? { state: shared, status: () => store.status() } : undefined,
+  });
   const poller = new UsagePoller({
     baseUrl: () => engine.config.upstreamBaseUrl,
     accounts: () => engine.config.accounts.filter((a) => a.enabled && a.kind === 'oauth').map((a) => a.label),
@@ -98,6 +129,8 @@ export async function createRouter(opts: RouterOptions): Promise<Router> {
       await server?.close();
       // The engine first: requests still ending record their decisions and state.
       await engine.close();
+      stopCredentialNews?.();
+      await shared?.close();
       await persistence?.close();
       await decisions.close();
     })());
@@ -115,7 +148,7 @@ export async function createRouter(opts: RouterOptions): Promise<Router> {
     if (role.kind !== 'stopped') persistence?.follow();
     return false;
   };
-  return { engine, state, tokens, poller, decisions, persistence, server, roleChanged, close };
+  return { engine, state, tokens, poller, decisions, persistence, server, shared, roleChanged, close };
 }
 
 /** Cooled for an exhausted window, account-wide or for a model family, at `now` (epoch ms): it earns no header evidence for it. */

@@ -20,6 +20,9 @@ import { RequestContext, type RouterServices } from './pipeline/context';
 import { metricsFor } from './pipeline/eligibility';
 import { identifySession } from './pipeline/identifySession';
 import { plan } from './pipeline/plan';
+import { sharedBinding } from './pipeline/sharedBinding';
+import type { SharedState } from './state/sharedState';
+import type { StoreStatus } from '../store/connection';
 import { readRequestBody } from './pipeline/readRequestBody';
 import { record } from './pipeline/record';
 import { relay } from './pipeline/relay';
@@ -45,6 +48,7 @@ const REQUEST_PATH: readonly Step[] = [
   route, // local endpoints, 404, or a forwarded route with its id and configuration
   readRequestBody, // 413
   identifySession, // model, session, stream flag (400)
+  sharedBinding, // a shared pool only: the binding of a session this router does not hold
   plan,
   attempt, // upstream calls; commits the first good answer and binds the session
   relay, // a held upstream error, or "no usable account"
@@ -65,6 +69,8 @@ export interface EngineOptions {
   dispatcher?: Dispatcher;
   /** Where each effective routing value came from (`default`, `settings`, a file path). */
   sources?: Record<string, string>;
+  /** The shared pool and its store's reachability, when the router shares its state (docs/shared-pool.md). */
+  shared?: { state: SharedState; status: () => StoreStatus };
 }
 
 /** The history samples every account's utilisation this often, ms. */
@@ -102,6 +108,8 @@ export class RouterEngine {
       coolingRelease: new PacedRelease(waitingRoom, coolingReadyInMs(opts.state, now)),
       retryBudget: new RetryBudget(),
       headerNotes: new HeaderNotes(opts.log),
+      shared: opts.shared?.state,
+      storeStatus: opts.shared?.status,
     };
     this.state.affinity.setIdleTtl(opts.config.policy.sessionAffinityIdleTtlMs);
     this.state.sessionWork.setIdleTtl(opts.config.policy.sessionAffinityIdleTtlMs);

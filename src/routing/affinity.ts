@@ -40,6 +40,11 @@ export class SessionAffinityStore {
     this.cache = new LRUCache<string, SessionBinding>({ max: capacity });
   }
 
+  /** The idle TTL in force, ms. */
+  get idleTtl(): number {
+    return this.idleTtlMs;
+  }
+
   /** Changes the idle TTL (a policy reload); existing bindings are judged by the new TTL. */
   setIdleTtl(idleTtlMs: number): void {
     this.idleTtlMs = idleTtlMs;

@@ -153,6 +153,7 @@ class FakeUpstreamServer implements FakeUpstream, SimHost {
       cacheReadTokens: a.cacheReadTokens,
       cacheCreationTokens: a.cacheCreationTokens,
       refreshCount: this.tokens.refreshCount(label),
+      spentRefreshes: this.tokens.spentRefreshes(label),
       pendingFaults: a.faults.kinds(),
       inflight: a.concurrency.inflight,
       maxInflight: a.concurrency.maxInflight,

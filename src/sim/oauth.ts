@@ -38,6 +38,8 @@ interface LabelTokens {
   expiredByFault: boolean;
   issued: number;
   refreshCount: number;
+  /** Refresh grants refused because the refresh token was superseded (a spent token sent again). */
+  spentRefreshes: number;
 }
 
 /** All credentials of the sim. */
@@ -50,7 +52,7 @@ export class TokenRegistry {
   add(label: string, accessToken: string, refreshToken: string | undefined, apiKey: boolean, ttlMs: number, nowMs: number): void {
     if (this.byLabel.has(label)) throw new Error(`duplicate account label ${label}`);
     for (const t of [accessToken, refreshToken]) if (t !== undefined && this.owner.has(t)) throw new Error(`duplicate token for account ${label}`);
-    this.byLabel.set(label, { apiKey, ttlMs, accessToken, refreshToken, accessExpiresAtMs: nowMs + ttlMs, expiredByFault: false, issued: 0, refreshCount: 0 });
+    this.byLabel.set(label, { apiKey, ttlMs, accessToken, refreshToken, accessExpiresAtMs: nowMs + ttlMs, expiredByFault: false, issued: 0, refreshCount: 0, spentRefreshes: 0 });
     this.owner.set(accessToken, { label, kind: apiKey ? 'apiKey' : 'access' });
     if (refreshToken !== undefined) this.owner.set(refreshToken, { label, kind: 'refresh' });
   }
@@ -100,12 +102,20 @@ export class TokenRegistry {
     return this.get(label).refreshCount;
   }
 
+  /** Refresh grants of `label` refused because the refresh token sent was already spent (rotated away). */
+  spentRefreshes(label: string): number {
+    return this.get(label).spentRefreshes;
+  }
+
   /** `grant_type=refresh_token`: rotate both tokens if `refreshToken` is the current one, else null. */
   refreshGrant(refreshToken: string, nowMs: number): { label: string; grant: TokenGrant } | null {
     const o = this.owner.get(refreshToken);
     if (!o || o.kind !== 'refresh') return null;
     const t = this.get(o.label);
-    if (t.refreshToken !== refreshToken) return null;
+    if (t.refreshToken !== refreshToken) {
+      t.spentRefreshes += 1;
+      return null;
+    }
     t.refreshCount += 1;
     return { label: o.label, grant: this.issue(o.label, nowMs) };
   }

@@ -118,6 +118,8 @@ export interface FakeUpstreamOptions {
   requireVersionHeader?: boolean;
   /** Bound `requests` to about this many entries (oldest dropped in batches of ~10%); default unbounded. Soak tests set it. */
   maxRecords?: number;
+  /** Real-time delay before the token endpoint answers, ms (default 0): a refresh takes as long as a real one, so routers refreshing at once overlap. */
+  tokenLatencyMs?: number;
 }
 
 /** Token usage of one answer, with Anthropic's field names. */
@@ -196,6 +198,8 @@ export interface SimAccountState {
   cacheCreationTokens: number;
   /** Successful refresh grants. */
   refreshCount: number;
+  /** Refresh grants refused because the refresh token was already spent (another holder rotated it first): `invalid_grant` caused by rotation. */
+  spentRefreshes: number;
   /** Queued one-shot fault kinds, FIFO. */
   pendingFaults: string[];
   /** Messages requests being answered now. */

@@ -3,6 +3,7 @@
  * every disposable, and returns a small API (used by the integration tests).
  */
 import * as vscode from 'vscode';
+import { registerSharedStoreCommands } from './sharedStore';
 import { existsSync } from 'node:fs';
 import { registerAccountCommands } from './accountCommands';
 import { registerCooldownCommand } from './cooldownCommand';
@@ -99,6 +100,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Claude
     ...registerAccountCommands(svc),
     registerCooldownCommand(svc),
     ...registerSimulatedCommands(svc, () => StatusPanel.show(context.extensionUri, model, svc)),
+    ...registerSharedStoreCommands(context.secrets),
   );
   context.subscriptions.push(StatusPanel.register(context.extensionUri, model, svc), { dispose: () => StatusPanel.current?.dispose() });
 

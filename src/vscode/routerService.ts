@@ -28,6 +28,7 @@ import { credentialKey, SecretCredentialStore } from './secretCredentialStore';
 import { DisposableStore } from './lifecycle';
 import type { SettingsService } from './settings';
 import { SIMULATED_ACCOUNTS, SIMULATED_POLICY } from './simulatedAccounts';
+import { openSharedStore, type VsCodeSharedStore } from './sharedStore';
 
 const CLIENT_KEY_SECRET = 'claudeRouter.clientKey';
 
@@ -69,6 +70,8 @@ export class RouterService {
   private modeSwitch: Promise<void> = Promise.resolve();
   private disposed = false;
   private configWatcher: ConfigWatcher | undefined;
+  /** The shared pool's store, when `claudeRouter.stateStore` is set (docs/shared-pool.md). */
+  private pool: VsCodeSharedStore | undefined;
   clientKey = '';
 
   constructor(
@@ -157,6 +160,8 @@ export class RouterService {
         else if (e.key === CLIENT_KEY_SECRET) void this.context.secrets.get(CLIENT_KEY_SECRET).then((key) => this.adoptClientKey(key));
         else if (e.key.startsWith(credentialKey(''))) {
           const label = e.key.slice(credentialKey('').length);
+          // A sign-in in this profile goes to the shared pool (the store keeping this copy current is no news).
+          void this.pool?.credentials.localChanged(label).catch(() => undefined);
           this.real?.router.tokens.invalidate(label);
           this.real?.router.state.clearNeedsSignIn(label);
           this.changed.fire();
@@ -188,6 +193,11 @@ export class RouterService {
     }
     if (this.settings.changed(e, 'port')) {
       void vscode.window.showInformationMessage(vscode.l10n.t('Claude Router: the new port is used after a window reload.'), vscode.l10n.t('Reload Window')).then((c) => {
+        if (c) void vscode.commands.executeCommand('workbench.action.reloadWindow');
+      });
+    }
+    if (this.settings.changed(e, 'stateStore')) {
+      void vscode.window.showInformationMessage(vscode.l10n.t('Claude Router: the state store is used after a window reload.'), vscode.l10n.t('Reload Window')).then((c) => {
         if (c) void vscode.commands.executeCommand('workbench.action.reloadWindow');
       });
     }
@@ -297,10 +307,14 @@ export class RouterService {
       config = first.config;
       sources = first.sources;
     }
+    const storeUrl = this.settings.host.stateStore;
+    this.pool = storeUrl ? await openSharedStore(storeUrl, this.context.secrets, this.store, this.log) : undefined;
+    const pool = this.pool;
     const router = await createRouter({
       config,
       sources,
-      credentials: this.store,
+      credentials: pool?.credentials ?? this.store,
+      store: pool?.connection,
       tokenUrl: this.settings.host.tokenUrl,
       clientKey: this.clientKey,
       log: this.log,
@@ -310,7 +324,15 @@ export class RouterService {
       saveState: false,
     });
     if (this.lastSettingsError) router.engine.reportReloadError(this.lastSettingsError);
-    return { router, simulated: undefined, decisionDir: dir, close: () => router.close() };
+    return {
+      router,
+      simulated: undefined,
+      decisionDir: dir,
+      close: async () => {
+        await router.close();
+        await pool?.close();
+      },
+    };
   }
 
   private async runtimeFromSettingsDefaults(): Promise<RuntimeConfig> {

@@ -7,14 +7,17 @@
 import * as vscode from 'vscode';
 import { hostSettingsFrom, ROUTING_SETTING_KEYS, type HostSettingsValues } from '../config/settingsPolicy';
 import { subscriptionTypeSchema, type SubscriptionType } from '../config/schema';
+import { storeUrlProblem } from '../config/storeUrl';
 
 /** Setting sections consumers ask about (under `claudeRouter.`). */
-export type SettingsKey = 'port' | 'upstreamBaseUrl' | 'tokenUrl' | 'configFile' | 'terminal' | 'routing';
+export type SettingsKey = 'port' | 'upstreamBaseUrl' | 'tokenUrl' | 'configFile' | 'terminal' | 'routing' | 'stateStore';
 
 /** The settings that decide where the proxy listens and where tokens go. */
 export interface HostSettings extends HostSettingsValues {
   /** `claudeRouter.configFile`, trimmed; '' when unset. */
   configFile: string;
+  /** `claudeRouter.stateStore`: the Redis URL of a shared pool (docs/shared-pool.md), trimmed; '' when unset or invalid (then named in `error`). */
+  stateStore: string;
   terminalEnabled: boolean;
   /** `claudeRouter.terminal.subscriptionType`: the plan Claude Code is told (`max` when unset or invalid). */
   subscriptionType: SubscriptionType;
@@ -51,12 +54,17 @@ export class SettingsService implements vscode.Disposable {
     const { settings, error: hostError } = hostSettingsFrom({ port: c.get('port'), upstreamBaseUrl: c.get('upstreamBaseUrl'), tokenUrl: c.get('tokenUrl') });
     const plan = subscriptionTypeSchema.safeParse(c.get('terminal.subscriptionType') ?? 'max');
     const planError = plan.success ? null : vscode.l10n.t('claudeRouter.terminal.subscriptionType: must be "max" or "pro"');
-    const error = [hostError, planError].filter(Boolean).join('\n') || null;
+    const storeUrl = (c.get<string>('stateStore') ?? '').trim();
+    const storeProblem = storeUrl ? storeUrlProblem(storeUrl) : undefined;
+    const storeError = storeProblem ? `claudeRouter.stateStore: ${storeProblem}` : null;
+    const error = [hostError, planError, storeError].filter(Boolean).join('\n') || null;
     // Shown once per change: the Settings UI lets anyone type a bad value.
     if (error) void vscode.window.showErrorMessage(vscode.l10n.t('Claude Router: {0} — the default is used.', error.split('\n')[0]));
     this.hostCache = {
       ...settings,
       configFile: (c.get<string>('configFile') ?? '').trim(),
+      // An invalid URL shares nothing: this machine's state only (the error says why).
+      stateStore: storeProblem ? '' : storeUrl,
       terminalEnabled: c.get<boolean>('terminal.enabled', true),
       subscriptionType: plan.success ? plan.data : 'max',
       error,

@@ -48,7 +48,7 @@ export class StatusBarController implements vscode.Disposable {
       this.item.accessibilityInformation = { label: `Claude Router: ${this.model.error ?? vscode.l10n.t('starting')}` };
       return;
     }
-    const view = statusBarView({ ...poolSummary(s), configured: s.accounts.length, simulated: this.service.simulated });
+    const view = statusBarView({ ...poolSummary(s), configured: s.accounts.length, simulated: this.service.simulated, storeUnreachable: s.store?.state === 'unreachable' });
     this.item.text = view.text;
     this.item.command = view.setUp ? SET_UP_COMMAND : 'claudeRouter.showStatus';
     this.item.backgroundColor = BACKGROUND[view.severity];

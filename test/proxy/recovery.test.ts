@@ -17,7 +17,7 @@ import { accounts, callRouter, eventually, messagesBody, routerStatus, startHarn
 
 const DAY = 86_400_000;
 const messageRequests = (sim: FakeUpstream, label: string) => sim.requests.filter((q) => q.path.startsWith('/v1/messages?') && q.account === label);
-const accountOf = async (h: Pick<Harness, 'router'>, label: string) => (await routerStatus(h as Harness)).accounts.find((x: any) => x.label === label);
+const accountOf = async (h: Pick<Harness, 'router'>, label: string) => (await routerStatus(h)).accounts.find((x: any) => x.label === label);
 
 /** `a` ranks first (the soonest weekly reset), `b` second. */
 const specs = () => [
@@ -139,7 +139,7 @@ describe('recovery: no account benched after it recovered', () => {
     try {
       first = await startRouter({ config, log: silentLogger, pollUsage: false });
       sim.injectFault('a', { kind: 'exhaust', window: '7d', resetInMs: 3 * DAY });
-      assert.equal((await callRouter({ router: first } as Harness, { session: 's1' })).headers['x-claude-router-account'], 'b');
+      assert.equal((await callRouter({ router: first }, { session: 's1' })).headers['x-claude-router-account'], 'b');
       await first.close();
       sim.clearFaults('a'); // reset early while the router was down
 

@@ -58,7 +58,7 @@ describe('model-scoped rejections are remembered until their reset', () => {
 
       t += 60 * 60_000;
       second = await startRouter({ config, log: silentLogger, pollUsage: false, now });
-      assert.equal((await callRouter({ router: second } as Harness, { session: 's4', body: SONNET })).headers['x-claude-router-account'], 'b');
+      assert.equal((await callRouter({ router: second }, { session: 's4', body: SONNET })).headers['x-claude-router-account'], 'b');
       assert.equal(sonnetOnA(), 1, 'not re-probed after a restart either');
     } finally {
       await first?.close();

@@ -127,7 +127,7 @@ export function messagesBody(opts: { stream?: boolean; model?: string; text?: st
 }
 
 export async function callRouter(
-  h: Harness,
+  h: Pick<Harness, 'router'>,
   opts: { path?: string; method?: string; session?: string; body?: string; headers?: Record<string, string>; signal?: AbortSignal; key?: string | null } = {},
 ): Promise<CallResult> {
   const headers: Record<string, string> = {
@@ -160,7 +160,7 @@ export async function callRouter(
 }
 
 /** `/status` of the running router. */
-export async function routerStatus(h: Harness): Promise<any> {
+export async function routerStatus(h: Pick<Harness, 'router'>): Promise<any> {
   const res = await request(`${h.router.url}/status`, { headers: { 'x-claude-router-key': h.router.clientKey } });
   return res.body.json();
 }

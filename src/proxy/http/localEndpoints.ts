@@ -207,6 +207,7 @@ export function routerStatus(s: RouterServices, model: string | null = null): St
     familyPreviews: familyPreviews(s, config, model, main),
     waiting: { requests: s.waitingRoom.heldRequests, bodyBytes: s.waitingRoom.heldBodyBytes },
     queued: (queue) => s.waitingRoom.waiting(queue),
+    store: s.storeStatus?.(),
   });
 }
 

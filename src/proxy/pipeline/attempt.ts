@@ -50,6 +50,8 @@ export async function attempt(ctx: RequestContext): Promise<void> {
     if (!res.writableFinished) client.markGone();
   };
   res.on('close', onClose);
+  // A client that left while an earlier step waited (the shared pool's binding look-up) closed before this listener.
+  if (res.closed) onClose();
   // A `/v1/messages` call holds a lease while it runs, and its answers set the account's state
   // (cooldowns, needs-sign-in, a token refresh on 401). `count_tokens` and `models` do neither —
   // Anthropic limits token counting apart from Messages, and an endpoint's 403 or 429 says

@@ -38,11 +38,11 @@ export function bindOnCommit(ctx: RequestContext, served: PlanAccount, attempted
       movedByPlan: skipped === 'over_sticky_threshold' || skipped === 'session_saturated',
     });
     if (!follows) {
-      s.state.affinity.bind(sessionId, bound.account, now);
+      s.state.bind(sessionId, bound.account, now);
       return;
     }
   }
-  s.state.affinity.bind(sessionId, served.id, now);
+  s.state.bind(sessionId, served.id, now);
 }
 
 /** The bound account's situation now; an account that cannot serve this request's shape (the entitlement 429) counts as lost. */

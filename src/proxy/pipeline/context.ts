@@ -22,6 +22,8 @@ import type { DecisionSink } from '../state/decisionLog';
 import type { ProbeTicket } from '../state/probes';
 import type { RouterState } from '../state/routerState';
 import type { PacedRelease } from '../state/pacedRelease';
+import type { SharedState } from '../state/sharedState';
+import type { StoreStatus } from '../../store/connection';
 import type { HeaderNotes } from '../state/headerNotes';
 import type { RetryBudget } from '../state/retryBudget';
 import type { WaitingRoom } from '../state/waitingRoom';
@@ -57,6 +59,10 @@ export interface RouterServices {
   readonly retryBudget: RetryBudget;
   /** Odd quota header values, logged once per account and note (state/headerNotes.ts). */
   readonly headerNotes: HeaderNotes;
+  /** The shared pool, when this router shares its state through a store (state/sharedState.ts). */
+  readonly shared: SharedState | undefined;
+  /** The store's reachability, for `/status`; undefined without a store. */
+  readonly storeStatus: (() => StoreStatus) | undefined;
 }
 
 /** The endpoints forwarded upstream. */

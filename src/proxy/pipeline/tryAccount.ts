@@ -200,12 +200,17 @@ function streamHooks(ctx: RequestContext, account: PlanAccount, head: UpstreamHe
   };
 }
 
+/** How long an account whose refresh waits for the shared store is skipped, ms. */
+const STORE_WAIT_PAUSE_MS = 5_000;
+
 function signInFailure(s: RouterServices, label: string, err: unknown, attempts: AttemptRecord[]): AttemptStep {
   const failure = err instanceof RefreshError ? err.failure : 'network';
   if (!isConfigured(s, label)) {
     // Removed while this request ran: record nothing about it.
-  } else if (failure === 'network') {
-    s.state.setCooldown(label, { untilMs: s.now() + 30_000, reason: 'server_error', setAtMs: s.now() });
+  } else if (failure === 'network' || failure === 'waiting_for_store') {
+    // Waiting for the shared store: a short pause, the account is tried again as soon as its pair may have arrived.
+    const pauseMs = failure === 'network' ? 30_000 : STORE_WAIT_PAUSE_MS;
+    s.state.setCooldown(label, { untilMs: s.now() + pauseMs, reason: 'server_error', setAtMs: s.now() });
   } else {
     s.state.markNeedsSignIn(label, failure === 'invalid_grant' ? 'refresh token was rejected (invalid_grant)' : 'no usable credentials');
   }

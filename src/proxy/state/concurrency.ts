@@ -48,7 +48,7 @@ export class AccountAdmission {
   /** Its queue in the waiting room ({@link admissionQueue}). */
   readonly queue: string;
 
-  constructor(label: string) {
+  constructor(readonly label: string) {
     this.queue = admissionQueue(label);
   }
 }
@@ -61,7 +61,14 @@ export class ConcurrencyTable {
   /** Until this moment (epoch ms) an idle account that takes a request starts a ramp: an account that carried traffic became unusable, so a herd may be moving. 0: none. */
   herdUntilMs = 0;
 
-  constructor(private readonly onChange: () => void = () => undefined) {}
+  /**
+   * @param onChange called after any change
+   * @param onLearned called when a learned limit changed here (not when absorbed from another router)
+   */
+  constructor(
+    private readonly onChange: () => void = () => undefined,
+    private readonly onLearned: (label: string, learned: LearnedLimit | undefined) => void = () => undefined,
+  ) {}
 
   /** No account has an entry and no herd is moving: admission is the cap alone. */
   get quiet(): boolean {
@@ -141,6 +148,14 @@ export class ConcurrencyTable {
     if (a && a.learned === undefined && a.ramp === undefined && waiting === 0) this.accounts.delete(label);
   }
 
+  /** Takes another router's learned limit of `label` (the shared store; undefined: forgotten there), telling nobody back. */
+  absorb(label: string, learned: LearnedLimit | undefined): void {
+    const a = learned === undefined ? this.accounts.get(label) : this.entry(label);
+    if (!a || a.learned?.limit === learned?.limit) return;
+    a.learned = learned;
+    this.onChange();
+  }
+
   /** Forgets an account that was removed. */
   forget(label: string): void {
     this.accounts.delete(label);
@@ -150,6 +165,8 @@ export class ConcurrencyTable {
   private setLearned(a: AccountAdmission, next: LearnedLimit | undefined): void {
     const changed = a.learned?.limit !== next?.limit;
     a.learned = next;
-    if (changed) this.onChange();
+    if (!changed) return;
+    this.onChange();
+    this.onLearned(a.label, next);
   }
 }

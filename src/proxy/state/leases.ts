@@ -33,8 +33,16 @@ export interface CostReservation {
   model: string | null;
 }
 
+/** Another router's requests in flight on one account, and what they reserve (the shared store's view). */
+export interface RemoteLoad {
+  inflight: number;
+  reserved: Readonly<CostEstimate> | undefined;
+}
+
 export class LeaseTable {
   private readonly counts = new Map<string, number>();
+  /** The other routers' in-flight counts and reservations per account, when the pool is shared (sharedState.ts); empty otherwise. */
+  private remote = new Map<string, RemoteLoad>();
   /** Sum of the reservations in flight per account; an entry is replaced, never changed, so a plan may keep it. */
   private readonly reservations = new Map<string, Readonly<CostEstimate>>();
   /** Leases per account and session, keyed `account` NUL `session key hash`: whether a session already has a request on an account. */
@@ -43,10 +51,12 @@ export class LeaseTable {
   /**
    * @param onChange called after every acquire and release
    * @param outputs the per-model output samples that reconciled leases feed (it reports its own changes)
+   * @param onCounts called after every acquire and release too (the shared store's write-behind)
    */
   constructor(
     private readonly onChange: () => void = () => undefined,
     readonly outputs: OutputSamples = new OutputSamples(),
+    private readonly onCounts: () => void = () => undefined,
   ) {}
 
   /**
@@ -59,6 +69,7 @@ export class LeaseTable {
     if (key !== null) bump(this.sessionCounts, key, 1);
     if (reservation) this.reservations.set(account, add(this.reservations.get(account), reservation.cost, 1));
     this.onChange();
+    this.onCounts();
     let released = false;
     const release = () => {
       if (released) return false;
@@ -70,6 +81,7 @@ export class LeaseTable {
         if (isEmpty(left)) this.reservations.delete(account);
         else this.reservations.set(account, left);
       }
+      this.onCounts();
       return true;
     };
     return {
@@ -86,9 +98,21 @@ export class LeaseTable {
     };
   }
 
-  /** Requests in flight on `account`. */
+  /** Requests in flight on `account`: this router's and, when the pool is shared, the other routers'. */
   inflight(account: string): number {
-    return this.counts.get(account) ?? 0;
+    const mine = this.counts.get(account) ?? 0;
+    return this.remote.size === 0 ? mine : mine + (this.remote.get(account)?.inflight ?? 0);
+  }
+
+  /** This router's own requests in flight and reservations, per account that has any (what it tells the shared store). */
+  local(): Array<[account: string, inflight: number, reserved: Readonly<CostEstimate> | undefined]> {
+    return [...this.counts].map(([account, n]) => [account, n, this.reservations.get(account)]);
+  }
+
+  /** Replaces what the other routers of a shared pool have in flight (empty: none known, e.g. the store is unreachable). */
+  setRemote(remote: Map<string, RemoteLoad>): void {
+    this.remote = remote;
+    this.onChange();
   }
 
   /** Requests of the session with key hash `session` in flight on `account`. */
@@ -96,15 +120,18 @@ export class LeaseTable {
     return this.sessionCounts.get(sessionKey(account, session)) ?? 0;
   }
 
-  /** The estimated tokens reserved on `account` by the requests in flight, by kind; undefined when none. */
+  /** The estimated tokens reserved on `account` by the requests in flight (this router's and the other routers'), by kind; undefined when none. */
   reserved(account: string): Readonly<CostEstimate> | undefined {
-    return this.reservations.get(account);
+    const mine = this.reservations.get(account);
+    const theirs = this.remote.size === 0 ? undefined : this.remote.get(account)?.reserved;
+    return theirs === undefined ? mine : mine === undefined ? theirs : add(mine, theirs, 1);
   }
 
-  /** Requests in flight on all accounts. */
+  /** Requests in flight on all accounts (this router's and, when the pool is shared, the other routers'). */
   total(): number {
     let n = 0;
     for (const v of this.counts.values()) n += v;
+    for (const r of this.remote.values()) n += r.inflight;
     return n;
   }
 }

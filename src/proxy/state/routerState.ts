@@ -24,6 +24,8 @@ import { LeaseTable } from './leases';
 import { OutputSamples } from './outputSamples';
 import { ProbeTable } from './probes';
 import { UsageHistory } from './usageHistory';
+import type { StateMirror } from './mirror';
+import type { LearnedLimit } from '../../routing/concurrencyLimit';
 
 /** Counters shown in `/status`. */
 export interface RouterCounters {
@@ -110,13 +112,22 @@ export class RouterState {
   roundRobinCursor = 0;
   /** Emits `changed` (coalesced to one per tick) whenever anything above changes, and `windowReset` (label, {@link ResetWindow}) when evidence shows a window newly reset. */
   readonly events = new EventEmitter();
+  /** Told of this router's changes worth sharing when the pool is shared through a store (sharedState.ts); undefined otherwise. */
+  mirror: StateMirror | undefined;
   private changePending = false;
 
   constructor(idleTtlMs: number) {
     this.outputs = new OutputSamples(() => this.changed());
-    this.leases = new LeaseTable(() => this.changed(), this.outputs);
+    this.leases = new LeaseTable(
+      () => this.changed(),
+      this.outputs,
+      () => this.mirror?.inflight(),
+    );
     this.probes = new ProbeTable(() => this.changed());
-    this.concurrency = new ConcurrencyTable(() => this.changed());
+    this.concurrency = new ConcurrencyTable(
+      () => this.changed(),
+      (label, learned) => this.mirror?.limit(label, learned),
+    );
     this.affinity = new SessionAffinityStore(idleTtlMs);
     this.sessionWork = new SessionWork(idleTtlMs);
   }
@@ -140,11 +151,19 @@ export class RouterState {
     const merged = mergeSnapshot(before, snapshot);
     this.snapshots.set(account, merged);
     const reset = newlyResetWindow(before, merged);
+    this.mirror?.evidence(account, merged);
     const cd = this.cooldowns.get(account);
-    if (cd && cooldownClearedBy(cd, merged, sentAtMs)) this.cooldowns.delete(account);
+    if (cd && cooldownClearedBy(cd, merged, sentAtMs)) {
+      this.cooldowns.delete(account);
+      this.mirror?.lifted(account, null, cd);
+    }
     const scoped = this.scopedCooldowns.get(account);
     if (scoped) {
-      for (const [family, c] of scoped) if (scopedCooldownClearedBy(c, family, merged, sentAtMs)) scoped.delete(family);
+      for (const [family, c] of scoped) {
+        if (!scopedCooldownClearedBy(c, family, merged, sentAtMs)) continue;
+        scoped.delete(family);
+        this.mirror?.lifted(account, family, c);
+      }
       if (scoped.size === 0) this.scopedCooldowns.delete(account);
     }
     // After the cooldowns it lifts: a listener sees the account as this evidence leaves it.
@@ -161,7 +180,18 @@ export class RouterState {
    */
   recordServed(account: string, session: string | null, tokens: TokensByKind, family: string | undefined, nowMs: number): void {
     this.learnedCosts.served(account, tokens, family);
+    this.mirror?.served(account, tokens, family);
     if (session !== null) this.sessionWork.served(session, account, weightedTokens(tokens), nowMs);
+  }
+
+  /** Usage another router of the pool served on `account`: its learned costs count it as this router's own. */
+  absorbServed(account: string, tokens: TokensByKind, family: string | undefined): void {
+    this.learnedCosts.served(account, tokens, family);
+  }
+
+  /** Another router's learners (the pool's copy): per window, the one with more samples wins. */
+  absorbLearnedCosts(saved: SavedLearnedCosts): void {
+    this.learnedCosts.load(saved, false);
   }
 
   /** Remembers a model-scoped rejection until its reset (`planScopedCooldown`); other classes change nothing. Never shortens one. */
@@ -170,7 +200,9 @@ export class RouterState {
     if (!planned) return;
     let scoped = this.scopedCooldowns.get(account);
     if (!scoped) this.scopedCooldowns.set(account, (scoped = new Map<string, Cooldown>()));
-    scoped.set(planned.family, mergeCooldown(scoped.get(planned.family), planned.cooldown));
+    const merged = mergeCooldown(scoped.get(planned.family), planned.cooldown);
+    scoped.set(planned.family, merged);
+    this.mirror?.cooldown(account, planned.family, merged);
     this.changed();
   }
 
@@ -189,21 +221,88 @@ export class RouterState {
     const snap = this.snapshots.get(account);
     const droppedEvidence = snap !== undefined && showsRejection(snap);
     if (droppedEvidence) this.snapshots.delete(account);
+    this.mirror?.reset(account);
     this.changed();
     return { cooldown, scopedFamilies, droppedEvidence };
   }
 
   /** Lifts the account's cooldown when it is one for `reason` (a probe proved it over). */
   clearCooldown(account: string, reason: CooldownReason): void {
-    if (this.cooldowns.get(account)?.reason !== reason) return;
+    const cd = this.cooldowns.get(account);
+    if (cd?.reason !== reason) return;
     this.cooldowns.delete(account);
+    this.mirror?.lifted(account, null, cd);
     this.changed();
   }
 
   /** Sets a cooldown; never shortens an existing one. */
   setCooldown(account: string, cooldown: Cooldown): void {
-    this.cooldowns.set(account, mergeCooldown(this.cooldowns.get(account), cooldown));
+    const merged = mergeCooldown(this.cooldowns.get(account), cooldown);
+    this.cooldowns.set(account, merged);
+    this.mirror?.cooldown(account, null, merged);
     this.changed();
+  }
+
+  /** Binds (or re-binds) a session (its sticky key's hash) to the account that served it at `now` (epoch ms). */
+  bind(session: string, account: string, now: number): void {
+    const before = this.affinity.get(session, now);
+    this.affinity.bind(session, account, now);
+    this.mirror?.bound(session, account, now, before?.account !== account);
+  }
+
+  /** Another router's quota evidence (the shared store): merged in by the newest-evidence rule; lifts nothing (the router that saw it lifts and says so). */
+  absorbEvidence(account: string, snapshot: QuotaSnapshot): void {
+    this.snapshots.set(account, mergeSnapshot(this.snapshots.get(account), snapshot));
+    this.changed();
+  }
+
+  /** Another router's cooldown (`family` null: account-wide), merged in: never shortens one. Ended ones (at `now`, epoch ms) are ignored. */
+  absorbCooldown(account: string, family: string | null, cooldown: Cooldown, now: number): void {
+    if (!(cooldown.untilMs > now)) return;
+    if (family === null) this.cooldowns.set(account, mergeCooldown(this.cooldowns.get(account), cooldown));
+    else {
+      let scoped = this.scopedCooldowns.get(account);
+      if (!scoped) this.scopedCooldowns.set(account, (scoped = new Map<string, Cooldown>()));
+      scoped.set(family, mergeCooldown(scoped.get(family), cooldown));
+    }
+    this.changed();
+  }
+
+  /** Another router lifted a cooldown ending at `untilMs` (epoch ms): this router's is lifted too unless it ends later. */
+  absorbLift(account: string, family: string | null, untilMs: number): void {
+    const scoped = family === null ? undefined : this.scopedCooldowns.get(account);
+    const mine = family === null ? this.cooldowns.get(account) : scoped?.get(family);
+    if (!mine || mine.untilMs > untilMs) return;
+    if (family === null) this.cooldowns.delete(account);
+    else {
+      scoped!.delete(family);
+      if (scoped!.size === 0) this.scopedCooldowns.delete(account);
+    }
+    this.changed();
+  }
+
+  /** A person reset `account`'s cooldown through another router: the same here, nothing told back. */
+  absorbReset(account: string): void {
+    const mirror = this.mirror;
+    this.mirror = undefined;
+    try {
+      this.resetCooldown(account);
+    } finally {
+      this.mirror = mirror;
+    }
+  }
+
+  /** Another router's binding of a session: taken when it was served later than this router's, and is live at `now` (epoch ms). */
+  absorbBinding(binding: SavedBinding, now: number): void {
+    const mine = this.affinity.get(binding.sessionId, now);
+    if (mine && mine.lastServedAtMs >= binding.lastServedAtMs) return;
+    this.affinity.load([binding], now);
+    this.changed();
+  }
+
+  /** Another router's learned concurrency limit of `label` (undefined: forgotten): the newest wins. */
+  absorbLimit(label: string, learned: LearnedLimit | undefined): void {
+    this.concurrency.absorb(label, learned);
   }
 
   markNeedsSignIn(account: string, reason: string): void {

@@ -14,6 +14,7 @@ import type { ConfigStatus, RuntimeConfig } from '../runtimeConfig';
 import { admissionQueue, rampWindow } from '../state/concurrency';
 import type { RouterCounters, RouterState } from '../state/routerState';
 import { buildEstimation, type EstimationReport } from './estimation';
+import type { StoreStatus } from '../../store/connection';
 
 /** One window as reported: utilisation as a fraction, reset as ISO-8601. */
 export interface WindowReport {
@@ -168,6 +169,18 @@ export interface StatusReport {
   counters: RouterCounters;
   /** Cost leases: the output estimate per model and the reservations per account, as `/estimation` has them (absent from a leading window of an older version). */
   estimation?: EstimationReport;
+  /** The shared store (docs/shared-pool.md): null when none is configured (absent from a leading window of an older version). */
+  store?: StoreReport | null;
+}
+
+/** The shared store as `/status` reports it: its URL (no user, no password), whether it is reachable and since when. */
+export interface StoreReport {
+  url: string;
+  state: StoreStatus['state'];
+  /** ISO-8601. */
+  since: string;
+  /** What keeps part of the sharing off while connected (a key that does not match the pool's), or null. */
+  problem: string | null;
 }
 
 const iso = (ms: number | undefined | null) => (ms === undefined || ms === null || !Number.isFinite(ms) || ms <= 0 ? null : new Date(ms).toISOString());
@@ -190,6 +203,8 @@ export interface StatusInput {
   waiting: { requests: number; bodyBytes: number };
   /** Requests waiting now in the waiting-room queue named so (absent: none anywhere). */
   queued?: (queue: string) => number;
+  /** The shared store's state; absent when none is configured. */
+  store?: StoreStatus;
 }
 
 const DISABLED: FilterVerdict = Object.freeze({ code: 'disabled' });
@@ -301,6 +316,7 @@ export function buildStatus(input: StatusInput): StatusReport {
     waiting: input.waiting,
     counters: { ...state.counters },
     estimation: buildEstimation(state, config),
+    store: input.store ? { url: input.store.url, state: input.store.state, since: iso(input.store.sinceMs)!, problem: input.store.problem } : null,
   };
 }
 

@@ -6,6 +6,7 @@
  * - Several accounts: the warning colour only when fewer than two are usable (no failover left).
  * - One account: neutral while it is usable.
  * - The error colour when none of the pool's accounts is usable.
+ * - The warning colour too while a shared pool's store is unreachable (`· store offline`).
  * The number says what it means: `2/3 usable · 64% left`, where "left" is the best headroom
  * among the usable accounts.
  */
@@ -22,6 +23,8 @@ export interface StatusBarInput {
   /** best headroom among the usable accounts (0..1), null when unknown */
   bestHeadroom: number | null;
   simulated: boolean;
+  /** A shared pool's store is unreachable: this router serves from its own copy (docs/shared-pool.md). Absent: no store, or reachable. */
+  storeUnreachable?: boolean;
 }
 
 export type StatusBarSeverity = 'normal' | 'warning' | 'error';
@@ -51,13 +54,15 @@ export function statusBarView(input: StatusBarInput): StatusBarView {
     };
   }
   const left = usable > 0 && bestHeadroom !== null ? percent(bestHeadroom) : null;
-  const severity: StatusBarSeverity = usable === 0 ? 'error' : total >= 2 && usable < 2 ? 'warning' : 'normal';
+  const offline = input.storeUnreachable === true;
+  const severity: StatusBarSeverity = usable === 0 ? 'error' : (total >= 2 && usable < 2) || offline ? 'warning' : 'normal';
   const counts = `${usable} of ${total} ${total === 1 ? 'account' : 'accounts'} usable`;
+  const store = offline ? ", shared store unreachable (serving from this machine's copy)" : '';
   return {
-    text: `$(server-process) ${usable}/${total} usable${left ? ` · ${left} left` : ''}${sim}`,
+    text: `$(server-process) ${usable}/${total} usable${left ? ` · ${left} left` : ''}${offline ? ' · $(debug-disconnect) store offline' : ''}${sim}`,
     severity,
-    ariaLabel: `Claude Router${sim}: ${counts}${left ? `, best headroom ${left} left` : ''}. Activate for the routing status.`,
-    head: `${sim} — ${counts}${left ? `, best headroom ${left} left` : ''}`,
+    ariaLabel: `Claude Router${sim}: ${counts}${left ? `, best headroom ${left} left` : ''}${store}. Activate for the routing status.`,
+    head: `${sim} — ${counts}${left ? `, best headroom ${left} left` : ''}${store}`,
     setUp: false,
   };
 }

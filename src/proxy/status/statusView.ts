@@ -3,7 +3,7 @@
  * descriptions, countdowns and the reason the router would or would not pick
  * an account now. Pure; shared by the VS Code views and the CLI.
  */
-import type { AccountReport, StatusReport } from './status';
+import type { AccountReport, StatusReport, StoreReport } from './status';
 import { formatDuration } from '../../quota/duration';
 import type { CandidateVerdict } from '../../routing/plan';
 import { forecastText, lossText, verdictText, type FilterVerdict, type LossFigures } from '../../routing/planner/verdict';
@@ -185,4 +185,16 @@ export function accountBrief(a: AccountReport): string {
   const code = a.eligibility?.code;
   const brief = code === undefined ? 'not considered' : code === 'eligible' ? null : (ELIGIBILITY_BRIEF[code] ?? code.replace(/_/g, ' '));
   return brief ? `${brief} · ${windows}` : windows;
+}
+
+/**
+ * The shared store's line (docs/shared-pool.md), or null when none is configured:
+ * `store: redis://host:6379/0 connected`, or `… unreachable since <ISO> (5m); serving from this machine's copy`.
+ */
+export function storeText(store: StoreReport | null | undefined, now: number): string | null {
+  if (!store) return null;
+  const problem = store.problem ? `; ${store.problem}` : '';
+  if (store.state === 'connected') return `store: ${store.url} connected${problem}`;
+  if (store.state === 'connecting') return `store: ${store.url} connecting`;
+  return `store: ${store.url} unreachable since ${store.since} (${formatDuration(Math.max(0, now - Date.parse(store.since)) / 1000)}); serving from this machine's copy`;
 }

@@ -9,7 +9,7 @@
  */
 import { formatDuration } from '../../quota/duration';
 import type { AccountReport, StatusReport } from './status';
-import { accountDescription, accountState, concurrencyText, eligibilityText, percent, timeUntil, warmUpText, whyNow, type AccountState } from './statusView';
+import { accountDescription, accountState, concurrencyText, eligibilityText, percent, storeText, timeUntil, warmUpText, whyNow, type AccountState } from './statusView';
 
 /** Codicons per account state (the tree view's icons and the status bar tooltip's). */
 export const STATE_ICONS: Record<AccountState, string> = {
@@ -81,6 +81,8 @@ export function poolTooltip(s: StatusReport, head: string, role: string, now: nu
   for (const a of s.accounts) {
     lines.push(`- $(${STATE_ICONS[accountState(a, s)]}) **${escapeMarkdown(a.label)}** — ${escapeMarkdown(accountDescription(a, now))}\n`);
   }
+  const store = storeText(s.store, now);
+  if (store) lines.push(`\n${escapeMarkdown(store)}\n`);
   lines.push(`\n${escapeMarkdown(role)} · click for routing status`);
   return lines.join('');
 }

@@ -4,7 +4,9 @@ import type { SimHost } from './host';
 import { header } from './request';
 
 /** Answers one token request (`buf` is the raw form or JSON body); 400 with an OAuth error code when it fails. */
-export function token(host: SimHost, ex: Exchange, buf: Buffer): void {
+export async function token(host: SimHost, ex: Exchange, buf: Buffer): Promise<void> {
+  if (host.opts.tokenLatencyMs) await host.sleep(host.opts.tokenLatencyMs);
+  if (ex.gone) return;
   const text = buf.toString('utf8');
   let p: Record<string, unknown> = {};
   try {

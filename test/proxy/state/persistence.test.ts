@@ -47,12 +47,12 @@ describe('router state across restarts, usage polling, caps, log rotation', () =
 
       const second = await startRouter({ config, log: silentLogger, pollUsage: false });
       try {
-        const st = await routerStatus({ router: second } as Harness);
+        const st = await routerStatus({ router: second });
         assert.equal(st.boundSessions, 2, 'bindings survived the restart');
         const cooling = st.accounts.find((x: any) => x.label === served);
         assert.equal(cooling.coolingReason, 'throttle', 'the cooldown survived the restart');
         assert.equal(cooling.evidence.source, 'headers', 'the quota snapshot survived the restart');
-        const again = await callRouter({ router: second } as Harness, { session: 'second' });
+        const again = await callRouter({ router: second }, { session: 'second' });
         assert.equal(again.headers['x-claude-router-account'], moved.headers['x-claude-router-account'], 'a session returns to its account');
         assert.equal(sim.requests.filter((q) => q.account === served && q.path.startsWith('/v1/messages')).length, 2, 'the cooling account is not tried');
       } finally {

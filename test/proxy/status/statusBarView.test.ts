@@ -28,6 +28,14 @@ describe('status bar: what the item says and how loudly', () => {
     assert.match(v.ariaLabel, /1 of 1 account usable/);
   });
 
+  it("warns while a shared pool's store is unreachable, and says the router serves from its own copy", () => {
+    const v = statusBarView(pool({ storeUnreachable: true }));
+    assert.equal(v.text, '$(server-process) 3/3 usable · 64% left · $(debug-disconnect) store offline');
+    assert.equal(v.severity, 'warning');
+    assert.match(v.ariaLabel, /shared store unreachable \(serving from this machine's copy\)/);
+    assert.equal(statusBarView(pool({ storeUnreachable: false })).severity, 'normal');
+  });
+
   it('warns only when fewer than two of several accounts are usable', () => {
     assert.equal(statusBarView(pool({ usable: 2 })).severity, 'normal');
     assert.equal(statusBarView(pool({ usable: 1 })).severity, 'warning');

@@ -1,0 +1,54 @@
+/**
+ * The CLI's side of a shared pool (docs/shared-pool.md): `state-store` in the config → the
+ * connection to Redis, this machine's key (a key file, created on first use) and the shared
+ * credential store over `credentials.json`.
+ */
+import * as path from 'node:path';
+import type { ConfigInput } from '../config/schema';
+import type { FileCredentialStore } from '../accounts/fileCredentialStore';
+import type { Logger } from '../proxy/log';
+import { StoreConnection } from '../store/connection';
+import { loadOrCreateKeyFile } from '../store/encryption';
+import { SharedCredentialStore } from '../store/sharedCredentials';
+import { parseStoreUrl } from '../store/storeUrl';
+import { expandHome } from './stateDir';
+
+/** An open shared store: close it after the router. */
+export interface SharedStore {
+  connection: StoreConnection;
+  credentials: SharedCredentialStore;
+  close(): Promise<void>;
+}
+
+/** The key file a config selects: `state-store-key-file`, else `<state-dir>/store.key`. */
+export function storeKeyFile(config: ConfigInput, stateDir: string): string {
+  return path.resolve(expandHome(config.stateStoreKeyFile ?? path.join(stateDir, 'store.key')));
+}
+
+/**
+ * Connects to the config's `state-store` (waiting up to 3 s; an unreachable store is retried in
+ * the background while the router serves from `local`) and loads or creates the key.
+ * @throws Error naming `state-store`, `state-store-password-file` or `state-store-key-file` when one of them cannot be used
+ */
+export async function openSharedStore(config: ConfigInput, stateDir: string, local: FileCredentialStore, log: Logger, now: () => number): Promise<SharedStore> {
+  const target = parseStoreUrl(config.stateStore!, config.stateStorePasswordFile && path.resolve(expandHome(config.stateStorePasswordFile)));
+  const keyFile = storeKeyFile(config, stateDir);
+  const { key, created } = loadOrCreateKeyFile(keyFile);
+  if (created) {
+    log.info(
+      `state store: created the key ${keyFile} (mode 0600) that tokens are sealed with in ${target.display}; copy this file to every other machine of the pool (to its <state-dir>/store.key, or the path its state-store-key-file names) before its router first uses the store`,
+    );
+  }
+  const connection = new StoreConnection(target, { log, now });
+  await connection.start();
+  const credentials = new SharedCredentialStore(local, connection, key, { log, keySource: keyFile, now });
+  await credentials.reconcile();
+  return {
+    connection,
+    credentials,
+    close: async () => {
+      credentials.close();
+      await connection.close();
+    },
+  };
+}

@@ -1,0 +1,430 @@
+/**
+ * Shares a router's RouterState with the other routers of a pool through the store
+ * (docs/shared-pool.md). The request path stays on the in-memory state: this router's changes go
+ * to Redis behind it (write-behind, pipelined), and the others' arrive over pub/sub and are folded
+ * in (`RouterState.absorb…`), so every router's view follows the pool within a second.
+ *
+ * Shared: quota evidence (newest wins), cooldowns (merged by a Lua script, never shortened; a lift
+ * deletes only the cooldown it lifted), session bindings (a key per session expiring after the
+ * idle TTL), in-flight counts and reservations (one key per router that expires unless renewed,
+ * so a killed router's leases disappear), learned concurrency limits, and learned costs (every router
+ * tells the others the usage it served, so each learner counts the pool's usage against the same
+ * evidence; the learners themselves go to the store every 30 s for routers that join later).
+ * Decision logs stay local.
+ *
+ * Redis unreachable: nothing here waits for it; the others' in-flight counts are dropped (they
+ * cannot be kept current); at every (re)connection this router pushes its state (merged by the
+ * same rules) and pulls the pool's.
+ */
+import type { StoreConnection, StoreMessage } from '../../store/connection';
+import { storeKeys } from '../../store/keys';
+import type { CostEstimate } from '../../routing/costEstimate';
+import type { LearnedLimit } from '../../routing/concurrencyLimit';
+import type { Cooldown, QuotaSnapshot } from '../../quota/types';
+import type { SavedLearnedCosts, TokensByKind } from '../../quota/learnedCosts';
+import type { RemoteLoad } from './leases';
+import type { StateMirror } from './mirror';
+import type { RouterState } from './routerState';
+
+/** How long a router's in-flight record lives unless renewed, ms: a killed router's leases are gone this long after its last renewal. */
+export const INFLIGHT_TTL_MS = 10_000;
+/** A router renews its in-flight record (and re-reads the others') this often, ms. */
+const HEARTBEAT_MS = 3_000;
+/** Changes of one burst leave together this long after the first, ms. */
+const FLUSH_MS = 50;
+/** The learners go to the store every this many heartbeats (30 s): they change slowly, and every router learns the pool's usage itself. */
+const LEARNED_EVERY_BEATS = 10;
+/** How long the request path waits for a binding this router does not hold, ms, before it plans without it. */
+const LOOKUP_WAIT_MS = 250;
+
+/** What the engine asks of the shared pool. */
+export interface SharedState {
+  /**
+   * Loads the pool's binding of a session this router holds none for; undefined (no wait) while
+   * the store is unreachable. Never rejects; waits at most LOOKUP_WAIT_MS.
+   */
+  lookupBinding(session: string): Promise<void> | undefined;
+  /** Pushes this router's state and pulls the pool's (also done at every reconnection). */
+  reconcile(): Promise<void>;
+  /** Stops sharing: removes this router's in-flight record. */
+  close(): Promise<void>;
+}
+
+export interface ShareOptions {
+  now?: () => number;
+  log: { info(m: string): void; warn(m: string): void };
+}
+
+/** The hash field of a cooldown: the account, or account NUL family for a model-scoped one. */
+function cooldownField(account: string, family: string | null): string {
+  return family === null ? account : `${account}\0${family}`;
+}
+
+/** Starts sharing `state` through `conn`. */
+export function shareState(state: RouterState, conn: StoreConnection, opts: ShareOptions): SharedState {
+  const now = opts.now ?? Date.now;
+  const redis = conn.redis;
+  const ignore = () => undefined;
+  /** Sessions re-bound to the same account since the last flush: session → [account, lastServedAtMs]. */
+  const bindings = new Map<string, [string, number]>();
+  const evidence = new Map<string, QuotaSnapshot>();
+  /** Usage served since the last flush, by account NUL family. */
+  const served = new Map<string, TokensByKind>();
+  let inflightDirty = false;
+  let flushTimer: NodeJS.Timeout | undefined;
+
+  const flush = () => {
+    flushTimer = undefined;
+    if (!conn.up) {
+      bindings.clear();
+      evidence.clear();
+      served.clear(); // the learners count what they can: the usage of an outage is this router's only
+      return; // the reconciliation at reconnection pushes the whole state
+    }
+    for (const [key, t] of served) {
+      const [account, family] = key.split('\0');
+      conn.publish({ k: 's', a: account, f: family || null, t });
+    }
+    served.clear();
+    for (const [account, snap] of evidence) {
+      const json = JSON.stringify(snap);
+      redis.crNewerWins(storeKeys.evidence, account, json, 'observedAtMs').catch(ignore);
+      conn.publish({ k: 'e', a: account, v: snap });
+    }
+    evidence.clear();
+    const ttl = state.affinity.idleTtl;
+    for (const [session, [account, at]] of bindings) redis.crBind(storeKeys.binding(session), JSON.stringify({ account, lastServedAtMs: at }), at, ttl).catch(ignore);
+    bindings.clear();
+    if (inflightDirty) writeInflight();
+  };
+  const soon = () => {
+    flushTimer ??= setTimeout(flush, FLUSH_MS);
+    flushTimer.unref?.();
+  };
+
+  const writeInflight = () => {
+    inflightDirty = false;
+    if (!conn.up) return;
+    const mine: Record<string, [number, CostEstimate | null]> = {};
+    for (const [account, n, reserved] of state.leases.local()) mine[account] = [n, reserved ? { ...reserved } : null];
+    redis.set(storeKeys.inflight(conn.routerId), JSON.stringify(mine), 'PX', INFLIGHT_TTL_MS).catch(ignore);
+    redis.sadd(storeKeys.routers, conn.routerId).catch(ignore);
+    conn.publish({ k: 'i' });
+  };
+
+  let gathering: Promise<void> | undefined;
+  let gatherAgain = false;
+  /** Re-reads every other router's in-flight record (one script call); one at a time, the last request repeated. */
+  const gather = (): Promise<void> => {
+    if (gathering) {
+      gatherAgain = true;
+      return gathering;
+    }
+    gathering = (async () => {
+      do {
+        gatherAgain = false;
+        if (!conn.up) break;
+        const flat = await redis.crGatherInflight(storeKeys.routers, storeKeys.inflightPrefix).catch(() => undefined);
+        if (!flat) break;
+        const remote = new Map<string, RemoteLoad>();
+        for (let i = 0; i + 1 < flat.length; i += 2) {
+          if (flat[i] === conn.routerId) continue;
+          for (const [account, [n, reserved]] of Object.entries(parseJson<Record<string, [number, CostEstimate | null]>>(flat[i + 1]) ?? {})) {
+            const sum = remote.get(account) ?? { inflight: 0, reserved: undefined };
+            sum.inflight += n;
+            if (reserved) sum.reserved = addCost(sum.reserved, reserved);
+            remote.set(account, sum);
+          }
+        }
+        if (!sameLoad(remote, lastRemote)) {
+          lastRemote = remote;
+          state.leases.setRemote(remote);
+        }
+      } while (gatherAgain);
+    })().finally(() => (gathering = undefined));
+    return gathering;
+  };
+  let lastRemote = new Map<string, RemoteLoad>();
+  let gatherTimer: NodeJS.Timeout | undefined;
+  const gatherSoon = () => {
+    gatherTimer ??= setTimeout(() => {
+      gatherTimer = undefined;
+      void gather();
+    }, FLUSH_MS);
+    gatherTimer.unref?.();
+  };
+
+  const mirror: StateMirror = {
+    evidence: (account, merged) => {
+      evidence.set(account, merged);
+      soon();
+    },
+    cooldown: (account, family, merged) => {
+      if (!conn.up) return;
+      redis
+        .crMergeCooldown(storeKeys.cooldowns, cooldownField(account, family), JSON.stringify(merged))
+        .then((stored) => conn.publish({ k: 'c', a: account, f: family, c: parseJson<Cooldown>(stored) ?? merged }))
+        .catch(ignore);
+    },
+    lifted: (account, family, cooldown) => {
+      if (!conn.up) return;
+      redis.crLiftCooldown(storeKeys.cooldowns, cooldownField(account, family), cooldown.untilMs).catch(ignore);
+      conn.publish({ k: 'x', a: account, f: family, u: cooldown.untilMs });
+    },
+    reset: (account) => {
+      if (!conn.up) return;
+      // A person's reset lifts whatever runs, here and everywhere: every cooldown field of the account goes.
+      redis
+        .hkeys(storeKeys.cooldowns)
+        .then((all) => {
+          const fields = all.filter((f) => f === account || f.startsWith(`${account}\0`));
+          return fields.length > 0 ? redis.hdel(storeKeys.cooldowns, ...fields) : 0;
+        })
+        .catch(ignore);
+      // Its rejecting evidence was dropped here: the pool's copy goes too (the next reading brings fresh evidence).
+      if (!state.snapshots.has(account)) redis.hdel(storeKeys.evidence, account).catch(ignore);
+      conn.publish({ k: 'r', a: account });
+    },
+    bound: (session, account, at, moved) => {
+      if (moved) {
+        // A new or moved binding goes at once (in this tick's pipeline): the session's next request may come through another router.
+        bindings.delete(session);
+        if (!conn.up) return;
+        redis.crBind(storeKeys.binding(session), JSON.stringify({ account, lastServedAtMs: at }), at, state.affinity.idleTtl).catch(ignore);
+        conn.publish({ k: 'b', s: session, a: account, t: at });
+        return;
+      }
+      // A re-bind only renews the idle TTL: it may wait for the burst's flush.
+      bindings.set(session, [account, at]);
+      soon();
+    },
+    limit: (account, learned) => {
+      if (!conn.up) return;
+      redis.hset(storeKeys.limits, account, JSON.stringify(learned ?? null)).catch(ignore);
+      conn.publish({ k: 'l', a: account, v: learned ?? null });
+    },
+    inflight: () => {
+      inflightDirty = true;
+      soon();
+    },
+    served: (account, tokens, family) => {
+      const key = `${account}\0${family ?? ''}`;
+      const sum = served.get(key);
+      served.set(key, sum ? addCost(sum, tokens) : { ...tokens });
+      soon();
+    },
+  };
+
+  const onMessage = (m: StoreMessage) => {
+    const account = typeof m.a === 'string' ? m.a : undefined;
+    const family = typeof m.f === 'string' ? m.f : null;
+    switch (m.k) {
+      case 'e':
+        if (account && isObject(m.v)) state.absorbEvidence(account, m.v as unknown as QuotaSnapshot);
+        break;
+      case 'c':
+        if (account && isCooldown(m.c)) state.absorbCooldown(account, family, m.c, now());
+        break;
+      case 'x':
+        if (account && typeof m.u === 'number') state.absorbLift(account, family, m.u);
+        break;
+      case 'r':
+        if (account) state.absorbReset(account);
+        break;
+      case 'b':
+        if (account && typeof m.s === 'string' && typeof m.t === 'number') state.absorbBinding({ sessionId: m.s, account, lastServedAtMs: m.t }, now());
+        break;
+      case 'l':
+        if (account) state.absorbLimit(account, isObject(m.v) ? (m.v as unknown as LearnedLimit) : undefined);
+        break;
+      case 'i':
+        gatherSoon();
+        break;
+      case 's':
+        if (account && isTokens(m.t)) state.absorbServed(account, m.t, family ?? undefined);
+        break;
+    }
+  };
+
+  /** Pushes every part of this state by the merge rules, then folds the pool's into it. */
+  const reconcile = async (): Promise<void> => {
+    if (!conn.up) return;
+    const t = now();
+    const pushes: Promise<unknown>[] = [];
+    // What this router learned while the store was away reaches the others at once, not at their next reconnection.
+    for (const [account, snap] of state.snapshots) {
+      pushes.push(redis.crNewerWins(storeKeys.evidence, account, JSON.stringify(snap), 'observedAtMs').then((won) => won && conn.publish({ k: 'e', a: account, v: snap })));
+    }
+    const pushCooldown = (account: string, family: string | null, c: Cooldown) =>
+      pushes.push(
+        redis
+          .crMergeCooldown(storeKeys.cooldowns, cooldownField(account, family), JSON.stringify(c))
+          .then((stored) => conn.publish({ k: 'c', a: account, f: family, c: parseJson<Cooldown>(stored) ?? c })),
+      );
+    for (const [account, c] of state.cooldowns) if (c.untilMs > t) pushCooldown(account, null, c);
+    for (const [account, m] of state.scopedCooldowns) for (const [family, c] of m) if (c.untilMs > t) pushCooldown(account, family, c);
+    const ttl = state.affinity.idleTtl;
+    for (const b of state.affinity.live(t)) {
+      const left = ttl - (t - b.lastServedAtMs);
+      if (left <= 0) continue;
+      const json = JSON.stringify({ account: b.account, lastServedAtMs: b.lastServedAtMs });
+      pushes.push(
+        redis
+          .crBind(storeKeys.binding(b.sessionId), json, b.lastServedAtMs, left)
+          .then((won) => won && conn.publish({ k: 'b', s: b.sessionId, a: b.account, t: b.lastServedAtMs })),
+      );
+    }
+    for (const a of state.concurrency.entries()) if (a.learned) pushes.push(redis.hset(storeKeys.limits, a.label, JSON.stringify(a.learned)));
+    pushes.push(pushLearned());
+    writeInflight();
+    await Promise.all(pushes);
+
+    const [snaps, cooldowns, limits, learned] = await Promise.all([
+      redis.hgetall(storeKeys.evidence),
+      redis.hgetall(storeKeys.cooldowns),
+      redis.hgetall(storeKeys.limits),
+      redis.hgetall(storeKeys.learnedCosts),
+    ]);
+    for (const [account, json] of Object.entries(learned)) {
+      const windows = parseJson<SavedLearnedCosts[string]>(json);
+      if (isObject(windows)) state.absorbLearnedCosts({ [account]: windows });
+    }
+    for (const [account, json] of Object.entries(snaps)) {
+      const snap = parseJson<QuotaSnapshot>(json);
+      if (isObject(snap)) state.absorbEvidence(account, snap);
+    }
+    const ended: string[] = [];
+    for (const [field, json] of Object.entries(cooldowns)) {
+      const c = parseJson<Cooldown>(json);
+      if (!isCooldown(c) || !(c.untilMs > t)) {
+        ended.push(field);
+        continue;
+      }
+      const [account, family] = field.split('\0');
+      state.absorbCooldown(account, family ?? null, c, t);
+    }
+    // Ended cooldowns leave the hash (the lift script keeps any that a router extended meanwhile).
+    for (const field of ended) redis.crLiftCooldown(storeKeys.cooldowns, field, t).catch(ignore);
+    for (const [account, json] of Object.entries(limits)) {
+      const learned = parseJson<LearnedLimit | null>(json);
+      state.absorbLimit(account, isObject(learned) ? learned : undefined);
+    }
+    await pullBindings();
+    await gather();
+  };
+
+  const pullBindings = async () => {
+    let cursor = '0';
+    const t = now();
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', storeKeys.bindingPattern, 'COUNT', 500);
+      cursor = next;
+      if (keys.length === 0) continue;
+      const values = await redis.mget(...keys);
+      keys.forEach((key, i) => {
+        const b = parseJson<{ account: string; lastServedAtMs: number }>(values[i]);
+        if (b && typeof b.account === 'string' && typeof b.lastServedAtMs === 'number')
+          state.absorbBinding({ sessionId: key.slice(storeKeys.binding('').length), account: b.account, lastServedAtMs: b.lastServedAtMs }, t);
+      });
+    } while (cursor !== '0');
+  };
+
+  const onUp = () => void reconcile().catch((err: Error) => opts.log.warn(`state store: reconciling failed (${err.message.split('\n')[0]}); the next reconnection tries again`));
+  const onDown = () => {
+    // The others' in-flight counts cannot be kept current: this router counts its own until the store returns.
+    if (lastRemote.size > 0) state.leases.setRemote((lastRemote = new Map<string, RemoteLoad>()));
+  };
+  /** This router's learners, for a router that starts (or returns) later: the pool's copy keeps the one with more samples per account. */
+  const pushLearned = (): Promise<unknown> => {
+    const saved = state.learnedCosts.toSaved();
+    const accounts = Object.keys(saved);
+    if (accounts.length === 0) return Promise.resolve();
+    return Promise.all(accounts.map((account) => redis.crMoreSamples(storeKeys.learnedCosts, account, JSON.stringify(saved[account]))));
+  };
+  let beats = 0;
+  const heartbeat = setInterval(() => {
+    if (!conn.up) return;
+    writeInflight();
+    void gather();
+    if (++beats % LEARNED_EVERY_BEATS === 0) pushLearned().catch(ignore);
+  }, HEARTBEAT_MS);
+  heartbeat.unref?.();
+
+  state.mirror = mirror;
+  conn.on('message', onMessage);
+  conn.on('up', onUp);
+  conn.on('down', onDown);
+
+  return {
+    lookupBinding: (session) => {
+      if (!conn.up) return undefined;
+      const lookup = redis
+        .get(storeKeys.binding(session))
+        .then((json) => {
+          const b = parseJson<{ account: string; lastServedAtMs: number }>(json);
+          if (b && typeof b.account === 'string' && typeof b.lastServedAtMs === 'number')
+            state.absorbBinding({ sessionId: session, account: b.account, lastServedAtMs: b.lastServedAtMs }, now());
+        })
+        .catch(ignore);
+      return Promise.race([lookup, new Promise<void>((resolve) => setTimeout(resolve, LOOKUP_WAIT_MS).unref?.())]);
+    },
+    reconcile,
+    close: async () => {
+      clearInterval(heartbeat);
+      clearTimeout(gatherTimer);
+      if (flushTimer) {
+        clearTimeout(flushTimer);
+        flush();
+      }
+      conn.off('message', onMessage);
+      conn.off('up', onUp);
+      conn.off('down', onDown);
+      if (state.mirror === mirror) state.mirror = undefined;
+      if (conn.up) await Promise.all([redis.del(storeKeys.inflight(conn.routerId)), redis.srem(storeKeys.routers, conn.routerId)]).catch(ignore);
+      if (conn.up) conn.publish({ k: 'i' });
+    },
+  };
+}
+
+function parseJson<T>(text: string | null | undefined): T | undefined {
+  if (typeof text !== 'string') return undefined;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return undefined;
+  }
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function isCooldown(v: unknown): v is Cooldown {
+  if (!isObject(v) || typeof v.untilMs !== 'number' || typeof v.setAtMs !== 'number' || typeof v.reason !== 'string') return false;
+  // Lua's cjson writes an empty list as an object.
+  if (v.windows !== undefined && !Array.isArray(v.windows)) delete v.windows;
+  return true;
+}
+
+function isTokens(v: unknown): v is TokensByKind {
+  return isObject(v) && ['inputTokens', 'cacheReadTokens', 'cacheWriteTokens', 'outputTokens'].every((k) => typeof v[k] === 'number' && Number.isFinite(v[k]) && v[k] >= 0);
+}
+
+function addCost(sum: Readonly<CostEstimate> | undefined, c: Readonly<CostEstimate>): CostEstimate {
+  return {
+    inputTokens: (sum?.inputTokens ?? 0) + c.inputTokens,
+    cacheReadTokens: (sum?.cacheReadTokens ?? 0) + c.cacheReadTokens,
+    cacheWriteTokens: (sum?.cacheWriteTokens ?? 0) + c.cacheWriteTokens,
+    outputTokens: (sum?.outputTokens ?? 0) + c.outputTokens,
+  };
+}
+
+/** Whether two views of the others' load are the same (so an unchanged gather signals no change). */
+function sameLoad(a: Map<string, RemoteLoad>, b: Map<string, RemoteLoad>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [k, v] of a) {
+    const w = b.get(k);
+    if (!w || w.inflight !== v.inflight || JSON.stringify(w.reserved) !== JSON.stringify(v.reserved)) return false;
+  }
+  return true;
+}

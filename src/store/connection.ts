@@ -1,0 +1,231 @@
+/**
+ * One router's link to the shared store: a command connection (auto-pipelined: the commands of
+ * one tick leave as one round trip), a subscriber connection for the pool's change
+ * notifications, the Lua scripts, and whether Redis is reachable now.
+ *
+ * The store is never a single point of failure: commands fail at once while Redis is
+ * unreachable (no offline queue, so nothing on the request path ever waits for it); the
+ * connection retries in the background; the outage is logged once, and `up` fires on every
+ * (re)connection so the owners reconcile.
+ */
+import { EventEmitter } from 'node:events';
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { storeKeys } from './keys';
+import { BIND, GATHER_INFLIGHT, LIFT_COOLDOWN, MERGE_COOLDOWN, MORE_SAMPLES, NEWER_WINS, RELEASE_LOCK, WRITE_CREDENTIALS } from './scripts';
+import type { StoreTarget } from './storeUrl';
+
+/** What `/status`, the CLI's `status` and the status bar say of the store. */
+export interface StoreStatus {
+  /** The store's URL without user or password. */
+  url: string;
+  /** `connecting`: not reached yet since start; `unreachable`: lost (or never reached) and retrying. */
+  state: 'connecting' | 'connected' | 'unreachable';
+  /** Since when it is in that state, epoch ms. */
+  sinceMs: number;
+  /** A problem that keeps part of the sharing off while connected (a key that does not match the pool's), or null. */
+  problem: string | null;
+}
+
+/** A change notification: `r` the sending router's id, `k` the kind; the rest names what changed. */
+export interface StoreMessage {
+  r: string;
+  k: string;
+  [field: string]: unknown;
+}
+
+/** The Lua scripts, as commands of the connection (scripts.ts holds what each does). */
+export interface StoreScripts {
+  crMergeCooldown(hash: string, field: string, json: string): Promise<string>;
+  crLiftCooldown(hash: string, field: string, untilMs: number): Promise<number>;
+  crNewerWins(hash: string, field: string, json: string, timeField: string): Promise<number>;
+  crBind(key: string, json: string, lastServedAtMs: number, ttlMs: number): Promise<number>;
+  crGatherInflight(routers: string, prefix: string): Promise<string[]>;
+  crReleaseLock(lock: string, owner: string): Promise<number>;
+  crWriteCredentials(hash: string, expectedVersion: string, blob: string, by: string, atMs: number): Promise<number>;
+  crMoreSamples(hash: string, account: string, json: string): Promise<number>;
+}
+
+export interface ConnectionOptions {
+  log: { info(m: string): void; warn(m: string): void };
+  now?: () => number;
+  /** How long a command may take before it counts as failed, ms (default 2 000). */
+  commandTimeoutMs?: number;
+}
+
+/** Every script by its command name (StoreScripts). */
+const SCRIPTS: ReadonlyArray<[keyof StoreScripts, string]> = [
+  ['crMergeCooldown', MERGE_COOLDOWN],
+  ['crLiftCooldown', LIFT_COOLDOWN],
+  ['crNewerWins', NEWER_WINS],
+  ['crBind', BIND],
+  ['crGatherInflight', GATHER_INFLIGHT],
+  ['crReleaseLock', RELEASE_LOCK],
+  ['crWriteCredentials', WRITE_CREDENTIALS],
+  ['crMoreSamples', MORE_SAMPLES],
+];
+
+/** Reconnection waits: 100 ms, growing to this (ms), so a restarted Redis is back in use within a second or so. */
+const MAX_RECONNECT_WAIT_MS = 1_000;
+
+export class StoreConnection extends EventEmitter {
+  /** This router's id in the pool (random per process): its in-flight key, its locks, the sender of its messages. */
+  readonly routerId = randomBytes(8).toString('hex');
+  readonly redis: Redis & StoreScripts;
+  private readonly sub: Redis;
+  private state: StoreStatus['state'] = 'connecting';
+  private sinceMs: number;
+  private problem: string | null = null;
+  private readonly now: () => number;
+  private closed = false;
+
+  constructor(
+    readonly target: StoreTarget,
+    private readonly opts: ConnectionOptions,
+  ) {
+    super();
+    this.now = opts.now ?? Date.now;
+    this.sinceMs = this.now();
+    const base = {
+      host: target.host,
+      port: target.port,
+      db: target.db,
+      username: target.username,
+      password: target.password,
+      tls: target.tls ? {} : undefined,
+      lazyConnect: true,
+      connectTimeout: 2_000,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      retryStrategy: (times: number) => Math.min(100 * times, MAX_RECONNECT_WAIT_MS),
+    };
+    this.redis = new Redis({
+      ...base,
+      enableAutoPipelining: true,
+      // A new binding leaves in the same tick, before the answer that made it: the session's next request may come through another router at once.
+      autoPipeliningIgnoredCommands: ['crBind'],
+      commandTimeout: opts.commandTimeoutMs ?? 2_000,
+    }) as Redis & StoreScripts;
+    // The subscriber queues its SUBSCRIBE until connected (and ioredis re-subscribes after a reconnection).
+    this.sub = new Redis({ ...base, enableOfflineQueue: true });
+    for (const [name, lua] of SCRIPTS) this.redis.defineCommand(name, { numberOfKeys: 1, lua });
+    let lastError = '';
+    const noteError = (err: Error) => (lastError = (err as NodeJS.ErrnoException).code ?? err.message.split('\n')[0]);
+    this.redis.on('error', noteError);
+    this.sub.on('error', noteError);
+    // Up only once commands can run (the scripts loaded: a script's first use then costs one round trip, not two) AND the
+    // notifications are subscribed: a router that reconciles after that misses nothing another router pushes meanwhile.
+    let commandsReady = false;
+    let subscribed = false;
+    const update = () => {
+      if (commandsReady && subscribed) this.setState('connected', '');
+      else if (this.state === 'connected' || (!commandsReady && !subscribed)) this.setState('unreachable', lastError);
+    };
+    this.redis.on('ready', () => {
+      void Promise.all(SCRIPTS.map(([, lua]) => this.redis.script('LOAD', lua)))
+        .catch(() => undefined)
+        .then(() => {
+          commandsReady = this.redis.status === 'ready';
+          update();
+        });
+    });
+    this.redis.on('close', () => {
+      commandsReady = false;
+      update();
+    });
+    this.sub.on('ready', () => {
+      void this.sub
+        .subscribe(storeKeys.channel)
+        .catch(() => undefined)
+        .then(() => {
+          subscribed = this.sub.status === 'ready';
+          update();
+        });
+    });
+    this.sub.on('close', () => {
+      subscribed = false;
+      update();
+    });
+    this.sub.on('message', (_channel: string, text: string) => this.onMessage(text));
+  }
+
+  /**
+   * Connects both connections; resolves once connected or after `waitMs` (default 3 000) —
+   * whichever comes first, never rejecting: an unreachable store leaves the router serving from
+   * its local copy while the connection retries.
+   */
+  async start(waitMs = 3_000): Promise<void> {
+    this.sub.connect().catch(() => undefined);
+    this.redis.connect().catch(() => undefined);
+    if (this.up) return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.off('up', done);
+        resolve();
+      };
+      const timer = setTimeout(done, waitMs);
+      this.on('up', done);
+    });
+    if (!this.up && this.state === 'connecting') this.setState('unreachable', 'no answer');
+  }
+
+  /** Whether commands can be sent now. */
+  get up(): boolean {
+    return this.state === 'connected';
+  }
+
+  status(): StoreStatus {
+    return { url: this.target.display, state: this.state, sinceMs: this.sinceMs, problem: this.problem };
+  }
+
+  /** Sets (or clears, with null) the problem `status()` reports. */
+  setProblem(problem: string | null): void {
+    if (problem === this.problem) return;
+    this.problem = problem;
+    this.emit('status');
+  }
+
+  /** Sends a change notification to the other routers of the pool (nothing while unreachable). */
+  publish(message: Omit<StoreMessage, 'r'>): void {
+    if (!this.up) return;
+    this.redis.publish(storeKeys.channel, JSON.stringify({ ...message, r: this.routerId })).catch(() => undefined);
+  }
+
+  /** Closes both connections. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.all([this.redis.quit().catch(() => this.redis.disconnect()), this.sub.quit().catch(() => this.sub.disconnect())]);
+    this.removeAllListeners();
+  }
+
+  private onMessage(text: string): void {
+    let message: StoreMessage;
+    try {
+      message = JSON.parse(text) as StoreMessage;
+    } catch {
+      return;
+    }
+    if (!message || typeof message.k !== 'string' || message.r === this.routerId) return;
+    this.emit('message', message);
+  }
+
+  private setState(state: StoreStatus['state'], reason: string): void {
+    if (this.closed || state === this.state) return;
+    const was = this.state;
+    const lostForMs = this.now() - this.sinceMs;
+    this.state = state;
+    this.sinceMs = this.now();
+    if (state === 'connected') {
+      if (was === 'unreachable')
+        this.opts.log.info(`state store ${this.target.display}: reachable again after ${Math.round(lostForMs / 1000)} s; reconciling this router's state with it`);
+      else this.opts.log.info(`state store ${this.target.display}: connected`);
+      this.emit('up');
+    } else {
+      this.opts.log.warn(`state store ${this.target.display}: unreachable${reason ? ` (${reason})` : ''}; serving from this machine's copy, and reconciling when it returns`);
+      this.emit('down');
+    }
+    this.emit('status');
+  }
+}

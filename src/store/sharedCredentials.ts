@@ -1,0 +1,307 @@
+/**
+ * Credentials shared by every router of a pool: the pairs live in Redis, sealed (encryption.ts),
+ * and this machine's own store (the CLI's credentials.json, the extension's SecretStorage) keeps
+ * a copy to serve from while Redis is unreachable.
+ *
+ * One owner per token refresh (`exclusiveRefresh`): a per-account lock in Redis (SET NX PX with
+ * an owner value, released by compare-and-delete); the other routers wait for its release (a
+ * notification, or a poll) and then re-read the store, so they adopt the rotated pair instead of
+ * sending a spent refresh token. While Redis is unreachable a router refreshes only a pair it
+ * rotated itself (it wrote the pair the store held last); the others wait for the store.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { RefreshError } from '../accounts/oauth';
+import type { CredentialStore, Credentials } from '../accounts/types';
+import type { StoreConnection, StoreMessage } from './connection';
+import { keyCheck, open, seal, type StoreKey } from './encryption';
+import { storeKeys } from './keys';
+
+/** A refresh lock's life, ms: longer than a refresh may take (the token call's 30 s timeout and the writes after it). */
+export const REFRESH_LOCK_TTL_MS = 45_000;
+/** Between two looks at a lock another router holds, ms (a release notification ends the wait sooner). */
+const LOCK_POLL_MS = 250;
+
+export interface SharedCredentialOptions {
+  log: { info(m: string): void; warn(m: string): void };
+  /** Where this machine's key comes from, for messages (e.g. the key file's path). */
+  keySource: string;
+  now?: () => number;
+}
+
+/** What this router last saw of an account's record in Redis. */
+interface Seen {
+  version: string;
+  /** The router that wrote it. */
+  by: string;
+}
+
+export class SharedCredentialStore implements CredentialStore {
+  private readonly seen = new Map<string, Seen>();
+  /** Per account, the fingerprint of the pair this store last wrote to, or read from, the local copy. */
+  private readonly localPrints = new Map<string, string>();
+  /** Accounts whose newest pair is only in the local copy (written while Redis was unreachable). */
+  private readonly dirty = new Set<string>();
+  private readonly releaseWaiters = new Map<string, Set<() => void>>();
+  private keyMismatch = false;
+  private readonly now: () => number;
+  private readonly changeListeners = new Set<(label: string) => void>();
+
+  /**
+   * @param local this machine's store: the copy served from while Redis is unreachable
+   * @param key the pool's 32-byte key (every machine of the pool holds the same)
+   */
+  constructor(
+    readonly local: CredentialStore,
+    private readonly conn: StoreConnection,
+    private readonly key: StoreKey,
+    private readonly opts: SharedCredentialOptions,
+  ) {
+    this.now = opts.now ?? Date.now;
+    conn.on('message', this.onMessage);
+    conn.on('up', this.onUp);
+  }
+
+  /** Calls `listener(label)` when another router stored a new pair for `label` (or removed it). @returns a function that stops it */
+  onRemoteChange(listener: (label: string) => void): () => void {
+    this.changeListeners.add(listener);
+    return () => this.changeListeners.delete(listener);
+  }
+
+  /** Checks the key against the pool's and uploads pairs written while Redis was away; also run at every (re)connection. */
+  async reconcile(): Promise<void> {
+    if (!this.conn.up) return;
+    try {
+      const mine = keyCheck(this.key);
+      await this.conn.redis.set(storeKeys.keyCheck, mine, 'NX');
+      this.keyMismatch = (await this.conn.redis.get(storeKeys.keyCheck)) !== mine;
+    } catch {
+      return; // lost again: the next `up` runs this once more
+    }
+    if (this.keyMismatch) return this.mismatch(`the pool's tokens are sealed with another key than ${this.opts.keySource}`);
+    this.conn.setProblem(null);
+    for (const label of [...this.dirty]) await this.sync(label).catch(() => undefined);
+  }
+
+  async get(label: string): Promise<Credentials | undefined> {
+    if (!this.shared()) return this.local.get(label);
+    try {
+      return await this.sync(label);
+    } catch (err) {
+      // A pair this key cannot open: the pool is off for credentials until the key is fixed.
+      if (err instanceof SealError) this.mismatch(err.message);
+      return this.local.get(label); // or lost mid-call: the local copy
+    }
+  }
+
+  async set(label: string, credentials: Credentials): Promise<void> {
+    let shared = false;
+    if (this.shared()) {
+      try {
+        await this.write(label, credentials);
+        shared = true;
+      } catch {
+        /* unreachable now: the local copy below, uploaded when it returns */
+      }
+    }
+    if (!shared) this.dirty.add(label);
+    try {
+      await this.local.set(label, credentials);
+      this.localPrints.set(label, fingerprint(credentials));
+    } catch (err) {
+      if (!shared) throw err; // stored nowhere
+      this.opts.log.warn(`state store: the local copy of "${label}" was not updated (${(err as Error).message.split('\n')[0]}); the pool holds the pair`);
+    }
+  }
+
+  async delete(label: string): Promise<void> {
+    this.dirty.delete(label);
+    if (this.shared()) {
+      await this.conn.redis.del(storeKeys.credentials(label));
+      this.seen.delete(label);
+      this.conn.publish({ k: 't', a: label });
+    }
+    await this.local.delete(label);
+    this.localPrints.delete(label);
+  }
+
+  async labels(): Promise<string[]> {
+    const mine = await this.local.labels();
+    if (!this.shared()) return mine;
+    const prefix = storeKeys.credentials('');
+    const theirs: string[] = [];
+    try {
+      let cursor = '0';
+      do {
+        const [next, keys] = await this.conn.redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 200);
+        cursor = next;
+        theirs.push(...keys.map((k) => k.slice(prefix.length)));
+      } while (cursor !== '0');
+    } catch {
+      return mine;
+    }
+    return [...new Set([...mine, ...theirs])];
+  }
+
+  /**
+   * The local copy of `label` was changed by someone else (an `accounts` command, a sign-in in
+   * this window): when it differs from what this store last synced, it is a new pair and goes
+   * to the pool. @returns true when it was news
+   */
+  async localChanged(label: string): Promise<boolean> {
+    const mine = await this.local.get(label);
+    if (!mine || this.localPrints.get(label) === fingerprint(mine)) return false;
+    this.localPrints.set(label, fingerprint(mine));
+    if (this.shared()) await this.write(label, mine).catch(() => this.dirty.add(label));
+    else this.dirty.add(label);
+    return true;
+  }
+
+  /**
+   * Runs `run` (read the store, refresh, store the new pair) as the only refresher of `label` in
+   * the pool, waiting while another router holds the account's lock.
+   * @throws RefreshError('waiting_for_store') when Redis is unreachable and this router did not rotate the pair last (it waits for the store); RefreshError('network') when another router held the lock past its life
+   */
+  async exclusiveRefresh<T>(label: string, run: () => Promise<T>): Promise<T> {
+    const lock = storeKeys.refreshLock(label);
+    const owner = `${this.conn.routerId}:${randomBytes(6).toString('hex')}`;
+    const deadline = this.now() + REFRESH_LOCK_TTL_MS + 5_000;
+    for (;;) {
+      if (!this.shared()) return this.refreshOffline(label, run);
+      let got: string | null = null;
+      try {
+        got = await this.conn.redis.set(lock, owner, 'PX', REFRESH_LOCK_TTL_MS, 'NX');
+      } catch {
+        // Lost (the loop's first check decides, once the connection says so) or slow: look again after a pause.
+      }
+      if (got === 'OK') {
+        try {
+          return await run();
+        } finally {
+          await this.conn.redis.crReleaseLock(lock, owner).catch(() => undefined); // else it expires
+          this.conn.publish({ k: 'u', a: label });
+        }
+      }
+      if (this.now() > deadline) throw new RefreshError('network', `account ${label}: another router has held its refresh lock for over ${REFRESH_LOCK_TTL_MS / 1000} s`);
+      await this.releaseOf(label, LOCK_POLL_MS);
+    }
+  }
+
+  /** Stops listening to the connection. */
+  close(): void {
+    this.conn.off('message', this.onMessage);
+    this.conn.off('up', this.onUp);
+  }
+
+  /** Turns the sharing of credentials off (this machine's key is not the pool's), says why once. */
+  private mismatch(why: string): void {
+    const problem = `${why}: copy the key of a machine already on this store (docs/shared-pool.md); until then this router uses its local credentials only`;
+    this.keyMismatch = true;
+    if (this.conn.status().problem !== problem) this.opts.log.warn(`state store: ${problem}`);
+    this.conn.setProblem(problem);
+  }
+
+  /** Redis is reachable and this machine's key is the pool's. */
+  private shared(): boolean {
+    return this.conn.up && !this.keyMismatch;
+  }
+
+  private refreshOffline<T>(label: string, run: () => Promise<T>): Promise<T> {
+    // The pair the store held last was written by this router: no other one can rotate it.
+    if (this.seen.get(label)?.by === this.conn.routerId) return run();
+    return Promise.reject(
+      new RefreshError('waiting_for_store', `account ${label}: the state store is unreachable and another router rotated its tokens last, so its refresh waits for the store`),
+    );
+  }
+
+  /**
+   * The pool's pair of `label`, reconciled with the local copy: a pair only the local copy holds
+   * goes up (unless another writer came first: then the pool's wins); the pool's pair comes down.
+   */
+  private async sync(label: string): Promise<Credentials | undefined> {
+    const key = storeKeys.credentials(label);
+    const rec = await this.conn.redis.hgetall(key);
+    const stored = rec.blob ? this.unseal(label, rec.blob) : undefined;
+    if (stored) this.seen.set(label, { version: rec.v, by: rec.by });
+    if (this.dirty.has(label) || !stored) {
+      const mine = await this.local.get(label);
+      if (mine) {
+        const version = await this.conn.redis.crWriteCredentials(key, rec.v ?? '', seal(this.key, JSON.stringify(mine), key), this.conn.routerId, this.now());
+        this.dirty.delete(label);
+        if (version >= 0) {
+          this.seen.set(label, { version: String(version), by: this.conn.routerId });
+          this.localPrints.set(label, fingerprint(mine));
+          this.conn.publish({ k: 't', a: label });
+          return mine;
+        }
+        return this.sync(label); // another writer came first: its pair is the newer
+      }
+      this.dirty.delete(label);
+    }
+    if (stored && this.localPrints.get(label) !== fingerprint(stored)) {
+      // The local copy follows the pool, to serve from if Redis goes away.
+      await this.local.set(label, stored).then(
+        () => this.localPrints.set(label, fingerprint(stored)),
+        () => undefined,
+      );
+    }
+    return stored;
+  }
+
+  /** Writes a pair over whatever the pool holds (a refresh under the lock, or a sign-in), and tells the others. */
+  private async write(label: string, credentials: Credentials): Promise<void> {
+    const key = storeKeys.credentials(label);
+    const blob = seal(this.key, JSON.stringify(credentials), key);
+    for (let tries = 0; ; tries++) {
+      const current = (await this.conn.redis.hget(key, 'v')) ?? '';
+      const version = await this.conn.redis.crWriteCredentials(key, current, blob, this.conn.routerId, this.now());
+      if (version >= 0) {
+        this.seen.set(label, { version: String(version), by: this.conn.routerId });
+        this.dirty.delete(label);
+        this.conn.publish({ k: 't', a: label });
+        return;
+      }
+      if (tries >= 5) throw new Error(`state store: "${label}" kept changing while it was written`);
+    }
+  }
+
+  private unseal(label: string, blob: string): Credentials {
+    try {
+      return JSON.parse(open(this.key, blob, storeKeys.credentials(label))) as Credentials;
+    } catch (err) {
+      throw new SealError(`the pair of "${label}" in the pool cannot be opened with ${this.opts.keySource} (${(err as Error).message})`);
+    }
+  }
+
+  /** Resolves when the lock of `label` is released (a notification) or after `ms`. */
+  private releaseOf(label: string, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      let waiters = this.releaseWaiters.get(label);
+      if (!waiters) this.releaseWaiters.set(label, (waiters = new Set()));
+      const done = () => {
+        clearTimeout(timer);
+        waiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      waiters.add(done);
+    });
+  }
+
+  private readonly onMessage = (m: StoreMessage): void => {
+    if (typeof m.a !== 'string') return;
+    if (m.k === 'u') for (const wake of [...(this.releaseWaiters.get(m.a) ?? [])]) wake();
+    if (m.k === 't') for (const listener of this.changeListeners) listener(m.a);
+  };
+
+  private readonly onUp = (): void => void this.reconcile();
+}
+
+/** A pair in the pool that this machine's key cannot open: never silently replaced by the local copy. */
+export class SealError extends Error {}
+
+/** A hash of a pair (never the pair itself), to tell whether the local copy changed. */
+function fingerprint(c: Credentials): string {
+  return createHash('sha256')
+    .update(`${c.accessToken}\n${c.refreshToken ?? ''}\n${c.expiresAtMs ?? ''}`)
+    .digest('hex');
+}
