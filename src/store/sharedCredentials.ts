@@ -41,6 +41,8 @@ export class SharedCredentialStore implements CredentialStore {
   private readonly localPrints = new Map<string, string>();
   /** Accounts whose newest pair is only in the local copy (written while Redis was unreachable). */
   private readonly dirty = new Set<string>();
+  /** Accounts whose refresh lock this router holds now: their pair must come from the pool (refuseStaleUnderLock). */
+  private readonly underLock = new Set<string>();
   private readonly releaseWaiters = new Map<string, Set<() => void>>();
   private keyMismatch = false;
   private readonly now: () => number;
@@ -83,14 +85,32 @@ export class SharedCredentialStore implements CredentialStore {
   }
 
   async get(label: string): Promise<Credentials | undefined> {
-    if (!this.shared()) return this.local.get(label);
+    if (!this.shared()) {
+      this.refuseStaleUnderLock(label);
+      return this.local.get(label);
+    }
     try {
       return await this.sync(label);
     } catch (err) {
       // A pair this key cannot open: the pool is off for credentials until the key is fixed.
       if (err instanceof SealError) this.mismatch(err.message);
-      return this.local.get(label); // or lost mid-call: the local copy
+      this.refuseStaleUnderLock(label);
+      return this.local.get(label); // or lost mid-call (a slow answer too): the local copy
     }
+  }
+
+  /**
+   * Under the refresh lock the pair to refresh must be the pool's: the local copy may hold a refresh
+   * token another router has already spent (a store answer that timed out on a loaded machine sent
+   * the soak through two routers there). Only a pair this router rotated last is safe to refresh from.
+   * @throws RefreshError('network') otherwise — the refresh is retried later, no spent token is sent
+   */
+  private refuseStaleUnderLock(label: string): void {
+    if (!this.underLock.has(label) || this.seen.get(label)?.by === this.conn.routerId) return;
+    throw new RefreshError(
+      'network',
+      `account ${label}: the state store did not answer while this router held its refresh lock; the refresh waits rather than risk a spent refresh token`,
+    );
   }
 
   async set(label: string, credentials: Credentials): Promise<void> {
@@ -174,9 +194,11 @@ export class SharedCredentialStore implements CredentialStore {
         // Lost (the loop's first check decides, once the connection says so) or slow: look again after a pause.
       }
       if (got === 'OK') {
+        this.underLock.add(label);
         try {
           return await run();
         } finally {
+          this.underLock.delete(label);
           await this.conn.redis.crReleaseLock(lock, owner).catch(() => undefined); // else it expires
           this.conn.publish({ k: 'u', a: label });
         }

@@ -136,11 +136,13 @@ describe('shared pool: routing state (two routers, one redis-server)', function 
     await until(async () => (await account(r2, 'a')).concurrencyLimit === learned, 1_000, 'router 2 to hold the same limit');
   });
 
-  it('ends a request whose client leaves while its binding is looked up, leaving no lease behind', async () => {
+  it('ends a request whose client leaves while its binding is looked up: nothing sent upstream, no lease left behind', async () => {
     pool = await startPool({ labels: ['a', 'b'], routing: [['  session-affinity: true'], ['  session-affinity: true']] });
     const [r1] = pool.routers;
     // Redis answers nothing for a second: the look-up of the new session's binding waits its full bound.
     await pool.redis.client.call('CLIENT', 'PAUSE', '1000', 'ALL');
+    const messagesSent = () => pool!.sim.requests.filter((r) => r.path.startsWith('/v1/messages')).length;
+    const sentBefore = messagesSent();
     const ac = new AbortController();
     setTimeout(() => ac.abort(), 150);
     // A large body (it arrives in many chunks, which the router lets go of when its client leaves).
@@ -153,6 +155,8 @@ describe('shared pool: routing state (two routers, one redis-server)', function 
       'no lease is left behind',
     );
     assert.equal(st.inflight, 0);
+    // Nobody awaits its answer: it spends no quota upstream.
+    assert.equal(messagesSent(), sentBefore, 'the request of a client that left was not sent upstream');
     assert.equal((await post(pool, r1, 'after-it')).status, 200);
   });
 

@@ -83,8 +83,12 @@ describe('shared pool: Redis stopped mid-run', function () {
       await p.redis.start();
       for (const r of [r1, r2]) await until(async () => (await r.status()).store?.state === 'connected', 5_000, 'the routers to reconnect');
       // Router 1's cooldown and binding from the outage reach router 2.
-      await until(async () => (await account(r2, 'a')).coolingUntil === cooling, 3_000, "router 2 to take router 1's cooldown");
-      await until(async () => (await r2.status()).sessions.some((s) => s.sessionId === outageBinding.sessionId && s.account === 'b'), 3_000, "router 2 to take router 1's binding");
+      await until(async () => (await account(r2, 'a')).coolingUntil === cooling, 10_000, "router 2 to take router 1's cooldown");
+      await until(
+        async () => (await r2.status()).sessions.some((s) => s.sessionId === outageBinding.sessionId && s.account === 'b'),
+        10_000,
+        "router 2 to take router 1's binding",
+      );
       // Router 2 now sends its traffic to b, with the pair router 1 rotated during the outage (from the pool).
       const servedB = p.sim.account('b').served;
       await until(() => p.sim.account('b').served > servedB + 10, 5_000, 'both routers to serve on b');
