@@ -224,7 +224,7 @@ function strategiesOf(all: boolean, env: string | undefined): readonly string[] 
   if (all || env === '1') return STRATEGY_NAMES;
   if (!env) return undefined;
   const names = env.split(',').filter((s) => s.length > 0);
-  for (const n of names) if (!STRATEGY_NAMES.includes(n)) throw new Error(`BENCH_STRATEGIES: unknown strategy ${n}`);
+  for (const n of names) if (!(STRATEGY_NAMES as readonly string[]).includes(n)) throw new Error(`BENCH_STRATEGIES: unknown strategy ${n}`);
   return names;
 }
 

@@ -98,7 +98,7 @@ export async function createRouter(opts: RouterOptions): Promise<Router> {
           state.clearNeedsSignIn(label);
         })
       : undefined;
-  if (store?.up && shared) await shared.reconcile().catch((err: Error) => log.warn(`state store: the first reconciliation failed (${err.message.split('\n')[0]})`));
+  if (shared) await shared.reconcile();
   const engine = new RouterEngine({
     config,
     state,

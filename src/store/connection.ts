@@ -65,6 +65,10 @@ const SCRIPTS: ReadonlyArray<[keyof StoreScripts, string]> = [
   ['crMoreSamples', MORE_SAMPLES],
 ];
 
+/** A failed reconciliation runs again after this long, doubling up to {@link RETRY_MAX_MS}, ms. */
+const RETRY_FIRST_MS = 500;
+const RETRY_MAX_MS = 10_000;
+
 /** Reconnection waits: 100 ms, growing to this (ms), so a restarted Redis is back in use within a second or so. */
 const MAX_RECONNECT_WAIT_MS = 1_000;
 
@@ -184,6 +188,41 @@ export class StoreConnection extends EventEmitter {
     if (problem === this.problem) return;
     this.problem = problem;
     this.emit('status');
+  }
+
+  /**
+   * Runs `task` at every (re)connection and whenever `now()` is called (while the store is up); a task
+   * that fails — a command timed out on a loaded machine — runs again after 0.5 s, doubling to 10 s,
+   * while the store stays up (the next reconnection runs it anyway). The first failure of a series
+   * is logged, naming `what`.
+   * @returns `now()`: run it at once, resolving after that attempt (never rejecting); `stop()`
+   */
+  reconcileOnUp(what: string, task: () => Promise<void>): { now(): Promise<void>; stop(): void } {
+    let timer: NodeJS.Timeout | undefined;
+    let stopped = false;
+    const run = async (attempt: number): Promise<void> => {
+      clearTimeout(timer);
+      timer = undefined;
+      if (stopped || !this.up) return;
+      try {
+        await task();
+      } catch (err) {
+        if (attempt === 0) this.opts.log.warn(`state store: ${what} failed (${(err as Error).message.split('\n')[0]}); trying again while the store is reachable`);
+        if (stopped || !this.up) return;
+        timer = setTimeout(() => void run(attempt + 1), Math.min(RETRY_FIRST_MS * 2 ** attempt, RETRY_MAX_MS));
+        timer.unref?.();
+      }
+    };
+    const onUp = () => void run(0);
+    this.on('up', onUp);
+    return {
+      now: () => run(0),
+      stop: () => {
+        stopped = true;
+        clearTimeout(timer);
+        this.off('up', onUp);
+      },
+    };
   }
 
   /** Sends a change notification to the other routers of the pool (nothing while unreachable). */

@@ -47,6 +47,7 @@ export class SharedCredentialStore implements CredentialStore {
   private keyMismatch = false;
   private readonly now: () => number;
   private readonly changeListeners = new Set<(label: string) => void>();
+  private readonly reconciling: { now(): Promise<void>; stop(): void };
 
   /**
    * @param local this machine's store: the copy served from while Redis is unreachable
@@ -60,7 +61,7 @@ export class SharedCredentialStore implements CredentialStore {
   ) {
     this.now = opts.now ?? Date.now;
     conn.on('message', this.onMessage);
-    conn.on('up', this.onUp);
+    this.reconciling = conn.reconcileOnUp('reconciling the shared credentials', () => this.reconcileOnce());
   }
 
   /** Calls `listener(label)` when another router stored a new pair for `label` (or removed it). @returns a function that stops it */
@@ -69,19 +70,31 @@ export class SharedCredentialStore implements CredentialStore {
     return () => this.changeListeners.delete(listener);
   }
 
-  /** Checks the key against the pool's and uploads pairs written while Redis was away; also run at every (re)connection. */
-  async reconcile(): Promise<void> {
+  /**
+   * Checks the key against the pool's and uploads pairs written while Redis was away; also run at
+   * every (re)connection. Resolves after one attempt, never rejecting: a failed one (a command that
+   * timed out, a pair not uploaded) is logged and tried again in the background.
+   */
+  reconcile(): Promise<void> {
+    return this.reconciling.now();
+  }
+
+  private async reconcileOnce(): Promise<void> {
     if (!this.conn.up) return;
-    try {
-      const mine = keyCheck(this.key);
-      await this.conn.redis.set(storeKeys.keyCheck, mine, 'NX');
-      this.keyMismatch = (await this.conn.redis.get(storeKeys.keyCheck)) !== mine;
-    } catch {
-      return; // lost again: the next `up` runs this once more
-    }
+    const mine = keyCheck(this.key);
+    await this.conn.redis.set(storeKeys.keyCheck, mine, 'NX');
+    this.keyMismatch = (await this.conn.redis.get(storeKeys.keyCheck)) !== mine;
     if (this.keyMismatch) return this.mismatch(`the pool's tokens are sealed with another key than ${this.opts.keySource}`);
     this.conn.setProblem(null);
-    for (const label of [...this.dirty]) await this.sync(label).catch(() => undefined);
+    let failed: Error | undefined;
+    for (const label of [...this.dirty]) {
+      await this.sync(label).catch((err: Error) => {
+        // A pair this key cannot open turns the pool off for credentials (no retry helps); anything else is tried again.
+        if (err instanceof SealError) this.mismatch(err.message);
+        else failed ??= err;
+      });
+    }
+    if (failed) throw failed;
   }
 
   async get(label: string): Promise<Credentials | undefined> {
@@ -211,7 +224,7 @@ export class SharedCredentialStore implements CredentialStore {
   /** Stops listening to the connection. */
   close(): void {
     this.conn.off('message', this.onMessage);
-    this.conn.off('up', this.onUp);
+    this.reconciling.stop();
   }
 
   /** Turns the sharing of credentials off (this machine's key is not the pool's), says why once. */
@@ -314,8 +327,6 @@ export class SharedCredentialStore implements CredentialStore {
     if (m.k === 'u') for (const wake of [...(this.releaseWaiters.get(m.a) ?? [])]) wake();
     if (m.k === 't') for (const listener of this.changeListeners) listener(m.a);
   };
-
-  private readonly onUp = (): void => void this.reconcile();
 }
 
 /** A pair in the pool that this machine's key cannot open: never silently replaced by the local copy. */

@@ -6,13 +6,13 @@
 import { strict as assert } from 'node:assert';
 import { open } from '../../src/store/encryption';
 import { storeKeys } from '../../src/store/keys';
-import { post, startPool, type Pool } from '../support/sharedPool';
+import { closePool, post, startPool, type Pool } from '../support/sharedPool';
 
 describe('shared pool: credentials (two routers, one redis-server)', function () {
   this.timeout(60_000);
   let pool: Pool | undefined;
-  afterEach(async () => {
-    await pool?.close();
+  afterEach(async function () {
+    await closePool(pool, this.currentTest);
     pool = undefined;
   });
 

@@ -6,7 +6,7 @@
 import { strict as assert } from 'node:assert';
 import { storeKeys } from '../../src/store/keys';
 import { INFLIGHT_TTL_MS } from '../../src/proxy/state/sharedState';
-import { post, startPool, until, type Pool, type PoolRouter } from '../support/sharedPool';
+import { closePool, post, startPool, until, type Pool, type PoolRouter } from '../support/sharedPool';
 
 /** `label`'s row of a router's `/status`. */
 async function account(r: PoolRouter, label: string) {
@@ -21,8 +21,8 @@ const served = (pool: Pool, label: string) => pool.sim.account(label).served;
 describe('shared pool: routing state (two routers, one redis-server)', function () {
   this.timeout(60_000);
   let pool: Pool | undefined;
-  afterEach(async () => {
-    await pool?.close();
+  afterEach(async function () {
+    await closePool(pool, this.currentTest);
     pool = undefined;
   });
 

@@ -6,7 +6,7 @@
  */
 import { strict as assert } from 'node:assert';
 import { runCli } from '../support/routerCli';
-import { post, startPool, until, type Pool, type PoolRouter } from '../support/sharedPool';
+import { closePool, post, startPool, until, type Pool, type PoolRouter } from '../support/sharedPool';
 
 async function account(r: PoolRouter, label: string) {
   const a = (await r.status()).accounts.find((x) => x.label === label);
@@ -17,8 +17,8 @@ async function account(r: PoolRouter, label: string) {
 describe('shared pool: Redis stopped mid-run', function () {
   this.timeout(90_000);
   let pool: Pool | undefined;
-  afterEach(async () => {
-    await pool?.close();
+  afterEach(async function () {
+    await closePool(pool, this.currentTest);
     pool = undefined;
   });
 

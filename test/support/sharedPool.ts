@@ -108,6 +108,20 @@ export async function startPool(opts: PoolOptions): Promise<Pool> {
   }
 }
 
+/**
+ * Closes `pool`; when the test that used it failed, first prints the end of each router's log, so a
+ * failure on CI (where nothing else is kept) says what the routers saw.
+ */
+export async function closePool(pool: Pool | undefined, test: Mocha.Test | undefined): Promise<void> {
+  if (!pool) return;
+  if (test?.state === 'failed')
+    pool.routers.forEach((r, i) => {
+      const lines = r.log().trimEnd().split('\n').slice(-60);
+      console.log(`--- router ${i + 1} log, last ${lines.length} lines ---\n${lines.join('\n')}`);
+    });
+  await pool.close();
+}
+
 /** A Messages request as Claude Code sends it. */
 export function messagesBody(opts: { stream?: boolean; model?: string; text?: string } = {}): string {
   return JSON.stringify({

@@ -24,18 +24,17 @@ export interface WorkloadOptions {
    */
   throttles: Array<{ afterRequests: number; retryAfterS: number }>;
   /**
-   * Staggered quota: each account's 5-hour window (a, b, c) starts this full (fractions) and holds
-   * {@link FIVE_HOUR_LIMIT_TOKENS}, so the accounts reach the session soft limit, and run out, at different times.
+   * Staggered quota: each account's (a, b, c) 5-hour window holds this many tokens (as the fake
+   * upstream charges them: cache reads at a tenth) and starts {@link WorkloadOptions.initialFiveHourUsed} full.
    */
+  fiveHourLimitTokens: [number, number, number];
+  /** Each account's 5-hour window starts this full (fractions). */
   initialFiveHourUsed: [number, number, number];
   /** Each account's upstream concurrency limit: a request arriving while this many are in flight on it is throttled (429, headers `allowed`, no `retry-after`). */
   concurrencyLimit: number;
   /** Delay between an answer's stream events, ms: answers last a while, so sessions overlap on an account. */
   streamEventIntervalMs: number;
 }
-
-/** The size of every account's 5-hour window in the workload, tokens: small enough for the run to fill them. */
-export const FIVE_HOUR_LIMIT_TOKENS = 500_000;
 
 export const DEFAULT_WORKLOAD: WorkloadOptions = {
   sessions: 10,
@@ -49,7 +48,11 @@ export const DEFAULT_WORKLOAD: WorkloadOptions = {
     { afterRequests: 300, retryAfterS: 1 },
     { afterRequests: 380, retryAfterS: 2 },
   ],
-  initialFiveHourUsed: [0.55, 0.44, 0.06],
+  // One session's whole conversation costs about 61,000 tokens. a has room for 0.9 of one, b for 1.9, c for 17: whatever
+  // the placement (it follows the concurrency limit's spills, so timing), a session on a, or the second on b, must move
+  // for quota; and c can take every session that has to move.
+  fiveHourLimitTokens: [500_000, 500_000, 1_500_000],
+  initialFiveHourUsed: [0.89, 0.77, 0.3],
   concurrencyLimit: 3,
   streamEventIntervalMs: 15,
 };
@@ -66,7 +69,7 @@ export async function runWorkload(routing: ConfigInput['routing'], w: WorkloadOp
     // a's weekly allowance expires first (expiry-first's rank 0); headroom-first starts on b.
     sevenDayResetInMs: (1 + i * 2) * 86_400_000,
     initialSevenDayUsed: [0.6, 0.3, 0.45][i],
-    fiveHourLimitTokens: FIVE_HOUR_LIMIT_TOKENS,
+    fiveHourLimitTokens: w.fiveHourLimitTokens[i],
     initialFiveHourUsed: w.initialFiveHourUsed[i],
     fiveHourResetInMs: 4 * 3_600_000,
   }));

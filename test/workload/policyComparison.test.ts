@@ -1,8 +1,20 @@
 import { strict as assert } from 'node:assert';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { formatReport, type PolicyReport } from '../../src/routing/report';
 import { DEFAULT_WORKLOAD, runWorkload, SUGGESTED_ROUTING } from '../support/workload';
+
+/** The first few unsuccessful decisions of a log, in short (what CI, which keeps no artifacts, can show of a failure). */
+function unsuccessful(logFile: string): string {
+  const bad = readFileSync(logFile, 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { outcome: string; status: number; attempts?: Array<{ account: string; result: string; ms: number }>; waits?: unknown[] })
+    .filter((d) => d.outcome !== 'success');
+  return JSON.stringify(
+    bad.slice(0, 3).map((d) => ({ outcome: d.outcome, status: d.status, attempts: d.attempts?.map((a) => `${a.account}:${a.result}:${a.ms}`).join(' '), waits: d.waits })),
+  );
+}
 
 describe('policy comparison on a simulated multi-session workload', function () {
   this.timeout(240_000);
@@ -20,7 +32,7 @@ describe('policy comparison on a simulated multi-session workload', function () 
 
     const baseline = reports.default;
     // No client error while an account could serve: one account always can in this workload.
-    for (const [name, r] of Object.entries(reports)) assert.deepEqual(Object.keys(r.byOutcome), ['success'], `${name}: ${JSON.stringify(r.byOutcome)}`);
+    for (const [name, r] of Object.entries(reports)) assert.deepEqual(Object.keys(r.byOutcome), ['success'], `${name}: ${JSON.stringify(r.byOutcome)}; ${unsuccessful(log(name))}`);
     for (const name of ['suggested', 'suggested-on-quota']) {
       const r = reports[name];
       assert.equal(r.sessionRequests, baseline.sessionRequests, `${name}: the same workload served`);

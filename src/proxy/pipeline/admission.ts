@@ -43,7 +43,7 @@ export function hasRoom(ctx: RequestContext, account: PlanAccount): boolean {
   if (s.state.concurrency.quiet && s.state.cooldowns.size === 0) return true;
   const now = s.now();
   if (policy.admissionRamp) startRampIfMoving(s, account.id, now);
-  return roomOn(s, policy, account.id, now) > 0;
+  return roomOn(s, policy, account.id, now, ctx.throttledOn?.has(account.id) === true) > 0;
 }
 
 /**
@@ -194,8 +194,12 @@ export async function waitForBoundRoom(ctx: RequestContext, account: PlanAccount
   return false;
 }
 
-/** Requests `label` can take now beyond those in flight (its cap, learned limit and ramp; a pause leaves none), by `policy` at `now` (epoch ms). Infinity without any. */
-function roomOn(s: RouterServices, policy: RoutingPolicy, label: string, now: number): number {
+/**
+ * Requests `label` can take now beyond those in flight (its cap, learned limit and ramp; a pause leaves none), by `policy` at `now` (epoch ms). Infinity without any.
+ * @param noProbe for a request the account already throttled: a learned limit grown back to the count the account refused
+ *   at is a probe, and the probing slot goes to another request (else the oldest waiter, woken first, takes every probe's throttle)
+ */
+function roomOn(s: RouterServices, policy: RoutingPolicy, label: string, now: number, noProbe = false): number {
   const inflight = s.state.leases.inflight(label);
   const cap = policy.maxInflightPerAccount;
   let room = cap > 0 ? cap - inflight : Infinity;
@@ -203,7 +207,7 @@ function roomOn(s: RouterServices, policy: RoutingPolicy, label: string, now: nu
   const entry = t.get(label);
   if (!entry) return room;
   const learned = t.limit(label, now);
-  if (learned) room = learned.pausedUntilMs > now ? 0 : Math.min(room, learned.limit - inflight);
+  if (learned) room = learned.pausedUntilMs > now ? 0 : Math.min(room, learned.limit - inflight - (noProbe && learned.limit >= learned.throttledAt ? 1 : 0));
   // Switching `admission-ramp` off lets a running ramp's waiters go at once.
   if (entry.ramp && policy.admissionRamp) {
     const window = rampWindow(entry.ramp, now);

@@ -33,7 +33,11 @@ const MAX_SERVER_ERROR_ROTATIONS = 2;
 const TRANSIENT_RESULTS = new Set(['server_error', 'network_error', 'stream_failed', 'empty_stream', 'invalid_json', 'body_failed', 'body_too_large', 'stream_server_error']);
 /** Accounts a `count_tokens` or `models` request tries at most (it cools none down, so it could walk the whole pool). */
 const MAX_ACCOUNTS_OUTSIDE_MESSAGES = 2;
-/** Concurrency throttles one request takes before such an answer counts as a failed attempt (each throttle waits for room first, so this only bounds a pathological upstream). */
+/**
+ * Concurrency throttles one request takes before such an answer counts as a failed attempt. Each
+ * throttle waits for room first, and a throttled request takes no probing slot again (admission.ts),
+ * so this only bounds a pathological upstream.
+ */
 const MAX_CONCURRENCY_THROTTLES = 8;
 
 /**
@@ -104,8 +108,9 @@ export async function attempt(ctx: RequestContext): Promise<void> {
           else full ??= account;
           continue;
         }
-        // A subscription account only short of room is waited for before a pay-as-you-go account serves.
-        if (account.fallback && full && !waitRefused) break;
+        // A subscription account only short of room is waited for before a pay-as-you-go account serves, and one below the
+        // session soft limit before a session's request goes to one past it (where it would have to move again).
+        if (full && !waitRefused && (account.fallback || spillsPastSoftLimit(ctx, full, account))) break;
         if (!forMessages && attempted.size >= MAX_ACCOUNTS_OUTSIDE_MESSAGES) break rounds;
         attempted.add(account.id);
         let step: AttemptStep;
@@ -131,6 +136,7 @@ export async function attempt(ctx: RequestContext): Promise<void> {
         if (throttled && step.next === 'rotate' && ++concurrencyThrottles <= MAX_CONCURRENCY_THROTTLES) {
           // Too many at once on this account, not its failure: the session keeps it, and the request may come back to it.
           attempted.delete(account.id);
+          (ctx.throttledOn ??= new Set()).add(account.id);
           held = step.held ?? held;
           // A bound session's single request tries its account again, waiting for room there first (the check above).
           if (singleOfBoundSession(ctx, account) && (boundRoomUntilMs === 0 || s.now() < boundRoomUntilMs)) i--;
@@ -189,6 +195,15 @@ export async function attempt(ctx: RequestContext): Promise<void> {
     // No call follows: the body's bytes and its share of the memory budget go now.
     ctx.body.release();
   }
+}
+
+/**
+ * Whether sending a session's request to `account` because `full` has no room would put it past the
+ * session soft limit while `full` is below it: under affinity the session would be bound (or its
+ * cache written) where it must soon move again — the move to no better place of docs/routing.md#bindings-and-blips.
+ */
+function spillsPastSoftLimit(ctx: RequestContext, full: PlanAccount, account: PlanAccount): boolean {
+  return ctx.generation.config.policy.sessionAffinity && ctx.info.sticky.keyHash !== null && account.metrics.sessionSaturated && !full.metrics.sessionSaturated;
 }
 
 /** Whether `account` is the request's session's bound account, placed by affinity, with none of the session's requests in flight on it. */

@@ -44,7 +44,10 @@ export interface SharedState {
    * the store is unreachable. Never rejects; waits at most LOOKUP_WAIT_MS.
    */
   lookupBinding(session: string): Promise<void> | undefined;
-  /** Pushes this router's state and pulls the pool's (also done at every reconnection). */
+  /**
+   * Pushes this router's state and pulls the pool's (also done at every reconnection); resolves
+   * after one attempt, never rejecting: a failed one is logged and tried again in the background.
+   */
   reconcile(): Promise<void>;
   /** Stops sharing: removes this router's in-flight record. */
   close(): Promise<void>;
@@ -329,7 +332,7 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
     } while (cursor !== '0');
   };
 
-  const onUp = () => void reconcile().catch((err: Error) => opts.log.warn(`state store: reconciling failed (${err.message.split('\n')[0]}); the next reconnection tries again`));
+  const reconciling = conn.reconcileOnUp('reconciling the shared state', reconcile);
   const onDown = () => {
     // The others' in-flight counts cannot be kept current: this router counts its own until the store returns.
     if (lastRemote.size > 0) state.leases.setRemote((lastRemote = new Map<string, RemoteLoad>()));
@@ -352,7 +355,6 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
 
   state.mirror = mirror;
   conn.on('message', onMessage);
-  conn.on('up', onUp);
   conn.on('down', onDown);
 
   return {
@@ -368,16 +370,16 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
         .catch(ignore);
       return Promise.race([lookup, new Promise<void>((resolve) => setTimeout(resolve, LOOKUP_WAIT_MS).unref?.())]);
     },
-    reconcile,
+    reconcile: reconciling.now,
     close: async () => {
       clearInterval(heartbeat);
       clearTimeout(gatherTimer);
+      reconciling.stop();
       if (flushTimer) {
         clearTimeout(flushTimer);
         flush();
       }
       conn.off('message', onMessage);
-      conn.off('up', onUp);
       conn.off('down', onDown);
       if (state.mirror === mirror) state.mirror = undefined;
       if (conn.up) await Promise.all([redis.del(storeKeys.inflight(conn.routerId)), redis.srem(storeKeys.routers, conn.routerId)]).catch(ignore);
