@@ -370,7 +370,7 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
         .catch(ignore);
       return Promise.race([lookup, new Promise<void>((resolve) => setTimeout(resolve, LOOKUP_WAIT_MS).unref?.())]);
     },
-    reconcile: reconciling.now,
+    reconcile: () => reconciling.now(),
     close: async () => {
       clearInterval(heartbeat);
       clearTimeout(gatherTimer);
