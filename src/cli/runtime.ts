@@ -22,7 +22,8 @@ import { defaultStateDir, expandHome, loadOrCreateClientKey, watchClientKey } fr
 import { registerProxy, unregisterProxy } from './discovery';
 import { mkdirSync } from 'node:fs';
 import type { CredentialStore } from '../accounts/types';
-import { openSharedStore, type SharedStore } from './sharedStore';
+import type { SharedStore } from '../store/openStore';
+import { openSharedStore } from './sharedStore';
 
 export interface StartOptions {
   config: ConfigInput;

@@ -7,18 +7,10 @@ import * as path from 'node:path';
 import type { ConfigInput } from '../config/schema';
 import type { FileCredentialStore } from '../accounts/fileCredentialStore';
 import type { Logger } from '../proxy/log';
-import { StoreConnection } from '../store/connection';
 import { loadOrCreateKeyFile } from '../store/encryption';
-import { SharedCredentialStore } from '../store/sharedCredentials';
-import { parseStoreUrl } from '../store/storeUrl';
+import { openSharedStore as openStore, type SharedStore } from '../store/openStore';
+import { parseStoreUrl } from '../config/storeUrl';
 import { expandHome } from './stateDir';
-
-/** An open shared store: close it after the router. */
-export interface SharedStore {
-  connection: StoreConnection;
-  credentials: SharedCredentialStore;
-  close(): Promise<void>;
-}
 
 /** The key file a config selects: `state-store-key-file`, else `<state-dir>/store.key`. */
 export function storeKeyFile(config: ConfigInput, stateDir: string): string {
@@ -39,16 +31,5 @@ export async function openSharedStore(config: ConfigInput, stateDir: string, loc
       `state store: created the key ${keyFile} (mode 0600) that tokens are sealed with in ${target.display}; copy this file to every other machine of the pool (to its <state-dir>/store.key, or the path its state-store-key-file names) before its router first uses the store`,
     );
   }
-  const connection = new StoreConnection(target, { log, now });
-  await connection.start();
-  const credentials = new SharedCredentialStore(local, connection, key, { log, keySource: keyFile, now });
-  await credentials.reconcile();
-  return {
-    connection,
-    credentials,
-    close: async () => {
-      credentials.close();
-      await connection.close();
-    },
-  };
+  return openStore(target, key, local, { log, now, keySource: keyFile });
 }

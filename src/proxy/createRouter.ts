@@ -96,6 +96,7 @@ export async function createRouter(opts: RouterOptions): Promise<Router> {
       ? opts.credentials.onRemoteChange((label) => {
           tokens.invalidate(label);
           state.clearNeedsSignIn(label);
+          state.liftLocalCooldown(label);
         })
       : undefined;
   if (shared) await shared.reconcile();

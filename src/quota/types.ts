@@ -121,4 +121,10 @@ export interface Cooldown {
   windows?: string[];
   /** When the cooldown was set, epoch ms. */
   setAtMs: number;
+  /**
+   * This router's own pause, not the account's state: its token refresh waits for the shared store,
+   * or its token endpoint could not be reached. Never shared with the pool (docs/shared-pool.md);
+   * lifted when a new pair of the account arrives.
+   */
+  local?: true;
 }

@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { storeKeys } from './keys';
 import { BIND, GATHER_INFLIGHT, LIFT_COOLDOWN, MERGE_COOLDOWN, MORE_SAMPLES, NEWER_WINS, RELEASE_LOCK, WRITE_CREDENTIALS } from './scripts';
-import type { StoreTarget } from './storeUrl';
+import type { StoreTarget } from '../config/storeUrl';
 
 /** What `/status`, the CLI's `status` and the status bar say of the store. */
 export interface StoreStatus {
@@ -119,37 +119,32 @@ export class StoreConnection extends EventEmitter {
     this.sub.on('error', noteError);
     // Up only once commands can run (the scripts loaded: a script's first use then costs one round trip, not two) AND the
     // notifications are subscribed: a router that reconciles after that misses nothing another router pushes meanwhile.
-    let commandsReady = false;
-    let subscribed = false;
+    const ready = { commands: false, subscribed: false };
     const update = () => {
-      if (commandsReady && subscribed) this.setState('connected', '');
-      else if (this.state === 'connected' || (!commandsReady && !subscribed)) this.setState('unreachable', lastError);
+      if (ready.commands && ready.subscribed) this.setState('connected', '');
+      else if (this.state === 'connected' || (!ready.commands && !ready.subscribed)) this.setState('unreachable', lastError);
     };
-    this.redis.on('ready', () => {
-      void Promise.all(SCRIPTS.map(([, lua]) => this.redis.script('LOAD', lua)))
-        .catch(() => undefined)
-        .then(() => {
-          commandsReady = this.redis.status === 'ready';
-          update();
-        });
-    });
-    this.redis.on('close', () => {
-      commandsReady = false;
-      update();
-    });
-    this.sub.on('ready', () => {
-      void this.sub
-        .subscribe(storeKeys.channel)
-        .catch(() => undefined)
-        .then(() => {
-          subscribed = this.sub.status === 'ready';
-          update();
-        });
-    });
-    this.sub.on('close', () => {
-      subscribed = false;
-      update();
-    });
+    /** `part` holds once `conn` is ready and `prepare` has succeeded on it; a closed connection drops it. */
+    const track = (conn: Redis, part: keyof typeof ready, prepare: () => Promise<unknown>) => {
+      conn.on('ready', () => {
+        void prepare()
+          .then(
+            () => true,
+            () => false,
+          )
+          .then((ok) => {
+            ready[part] = ok && conn.status === 'ready';
+            update();
+          });
+      });
+      conn.on('close', () => {
+        ready[part] = false;
+        update();
+      });
+    };
+    // A script that fails to load still runs (ioredis falls back to EVAL): only its first use costs a second round trip.
+    track(this.redis, 'commands', () => Promise.all(SCRIPTS.map(([, lua]) => this.redis.script('LOAD', lua))).catch(() => undefined));
+    track(this.sub, 'subscribed', () => this.sub.subscribe(storeKeys.channel));
     this.sub.on('message', (_channel: string, text: string) => this.onMessage(text));
   }
 

@@ -18,6 +18,11 @@ import { storeKeys } from './keys';
 
 /** A refresh lock's life, ms: longer than a refresh may take (the token call's 30 s timeout and the writes after it). */
 export const REFRESH_LOCK_TTL_MS = 45_000;
+/**
+ * After the store comes back without an account's pair (an empty Redis restarted), how long the
+ * router that wrote the pair last has to upload its copy before another router's may fill the gap, ms.
+ */
+const OWNER_GRACE_MS = 30_000;
 /** Between two looks at a lock another router holds, ms (a release notification ends the wait sooner). */
 const LOCK_POLL_MS = 250;
 
@@ -81,13 +86,15 @@ export class SharedCredentialStore implements CredentialStore {
 
   private async reconcileOnce(): Promise<void> {
     if (!this.conn.up) return;
-    const mine = keyCheck(this.key);
-    await this.conn.redis.set(storeKeys.keyCheck, mine, 'NX');
-    this.keyMismatch = (await this.conn.redis.get(storeKeys.keyCheck)) !== mine;
+    const check = keyCheck(this.key);
+    await this.conn.redis.set(storeKeys.keyCheck, check, 'NX');
+    this.keyMismatch = (await this.conn.redis.get(storeKeys.keyCheck)) !== check;
     if (this.keyMismatch) return this.mismatch(`the pool's tokens are sealed with another key than ${this.opts.keySource}`);
     this.conn.setProblem(null);
     let failed: Error | undefined;
-    for (const label of [...this.dirty]) {
+    // The pairs written meanwhile, and those this router stored last (an empty Redis that came back gets them from their owner).
+    const owned = [...this.seen].filter(([, s]) => s.by === this.conn.routerId).map(([label]) => label);
+    for (const label of new Set([...this.dirty, ...owned])) {
       await this.sync(label).catch((err: Error) => {
         // A pair this key cannot open turns the pool off for credentials (no retry helps); anything else is tried again.
         if (err instanceof SealError) this.mismatch(err.message);
@@ -105,6 +112,7 @@ export class SharedCredentialStore implements CredentialStore {
     try {
       return await this.sync(label);
     } catch (err) {
+      if (err instanceof RefreshError) throw err; // the pool's word: this refresh must wait
       // A pair this key cannot open: the pool is off for credentials until the key is fixed.
       if (err instanceof SealError) this.mismatch(err.message);
       this.refuseStaleUnderLock(label);
@@ -259,6 +267,16 @@ export class SharedCredentialStore implements CredentialStore {
     if (stored) this.seen.set(label, { version: rec.v, by: rec.by });
     if (this.dirty.has(label) || !stored) {
       const mine = await this.local.get(label);
+      if (mine && !stored && !this.dirty.has(label) && this.ownerMayReturn(label)) {
+        // The pool lost the pair, and another router wrote it last: it may have rotated it since (while the store was
+        // away), so this copy is used (its access token) but neither uploaded nor refreshed from until that router had its turn.
+        if (this.underLock.has(label))
+          throw new RefreshError(
+            'waiting_for_store',
+            `account ${label}: the state store lost its pair (it restarted empty) and another router stored it last; the refresh waits up to ${OWNER_GRACE_MS / 1000} s for that router's pair rather than risk a spent refresh token`,
+          );
+        return mine;
+      }
       if (mine) {
         const version = await this.conn.redis.crWriteCredentials(key, rec.v ?? '', seal(this.key, JSON.stringify(mine), key), this.conn.routerId, this.now());
         this.dirty.delete(label);
@@ -305,6 +323,13 @@ export class SharedCredentialStore implements CredentialStore {
     } catch (err) {
       throw new SealError(`the pair of "${label}" in the pool cannot be opened with ${this.opts.keySource} (${(err as Error).message})`);
     }
+  }
+
+  /** Whether another router wrote the pool's last pair of `label` and the store has been back for less than {@link OWNER_GRACE_MS}. */
+  private ownerMayReturn(label: string): boolean {
+    const seen = this.seen.get(label);
+    const store = this.conn.status();
+    return seen !== undefined && seen.by !== this.conn.routerId && store.state === 'connected' && this.now() - store.sinceMs < OWNER_GRACE_MS;
   }
 
   /** Resolves when the lock of `label` is released (a notification) or after `ms`. */

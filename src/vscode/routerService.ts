@@ -28,7 +28,8 @@ import { credentialKey, SecretCredentialStore } from './secretCredentialStore';
 import { DisposableStore } from './lifecycle';
 import type { SettingsService } from './settings';
 import { SIMULATED_ACCOUNTS, SIMULATED_POLICY } from './simulatedAccounts';
-import { openSharedStore, type VsCodeSharedStore } from './sharedStore';
+import type { SharedStore } from '../store/openStore';
+import { openSharedStore } from './sharedStore';
 
 const CLIENT_KEY_SECRET = 'claudeRouter.clientKey';
 
@@ -71,7 +72,7 @@ export class RouterService {
   private disposed = false;
   private configWatcher: ConfigWatcher | undefined;
   /** The shared pool's store, when `claudeRouter.stateStore` is set (docs/shared-pool.md). */
-  private pool: VsCodeSharedStore | undefined;
+  private pool: SharedStore | undefined;
   clientKey = '';
 
   constructor(

@@ -9,27 +9,19 @@
 import * as vscode from 'vscode';
 import type { CredentialStore } from '../accounts/types';
 import type { Logger } from '../proxy/log';
-import { StoreConnection } from '../store/connection';
 import { keyFromText, newKeyText } from '../store/encryption';
-import { SharedCredentialStore } from '../store/sharedCredentials';
-import { parseStoreUrl } from '../store/storeUrl';
+import { openSharedStore as openStore, type SharedStore } from '../store/openStore';
+import { parseStoreUrl } from '../config/storeUrl';
 
 /** SecretStorage keys of the pool's key (64 hex digits) and of the store's password. */
 export const STORE_KEY_SECRET = 'claudeRouter.stateStore.key';
 export const STORE_PASSWORD_SECRET = 'claudeRouter.stateStore.password';
 
-/** An open shared store: close it after the router. */
-export interface VsCodeSharedStore {
-  connection: StoreConnection;
-  credentials: SharedCredentialStore;
-  close(): Promise<void>;
-}
-
 /**
  * Connects to `url` with the password and key from SecretStorage (the key created when missing).
  * @throws Error naming `claudeRouter.stateStore` when the URL is not a redis:// or rediss:// one
  */
-export async function openSharedStore(url: string, secrets: vscode.SecretStorage, local: CredentialStore, log: Logger): Promise<VsCodeSharedStore> {
+export async function openSharedStore(url: string, secrets: vscode.SecretStorage, local: CredentialStore, log: Logger): Promise<SharedStore> {
   const target = parseStoreUrl(url);
   const password = await secrets.get(STORE_PASSWORD_SECRET);
   if (password) target.password = password;
@@ -44,18 +36,7 @@ export async function openSharedStore(url: string, secrets: vscode.SecretStorage
     );
   }
   const key = keyFromText(keyText, 'the state-store key in SecretStorage');
-  const connection = new StoreConnection(target, { log });
-  await connection.start();
-  const credentials = new SharedCredentialStore(local, connection, key, { log, keySource: 'the key in SecretStorage (Import State Store Key)' });
-  await credentials.reconcile();
-  return {
-    connection,
-    credentials,
-    close: async () => {
-      credentials.close();
-      await connection.close();
-    },
-  };
+  return openStore(target, key, local, { log, keySource: 'the key in SecretStorage (Import State Store Key)' });
 }
 
 /** Registers the store's commands (key export and import, password). */

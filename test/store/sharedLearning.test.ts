@@ -8,7 +8,7 @@ import { strict as assert } from 'node:assert';
 import { RouterState } from '../../src/proxy/state/routerState';
 import { shareState, type SharedState } from '../../src/proxy/state/sharedState';
 import { StoreConnection } from '../../src/store/connection';
-import { parseStoreUrl } from '../../src/store/storeUrl';
+import { parseStoreUrl } from '../../src/config/storeUrl';
 import { startRedis, type RedisServer } from '../support/redisServer';
 import { until } from '../support/sharedPool';
 

@@ -6,10 +6,9 @@ import { strict as assert } from 'node:assert';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { storeUrlProblem } from '../../src/config/storeUrl';
 import { parseConfigText } from '../../src/config/load';
 import { keyFromText, loadOrCreateKeyFile } from '../../src/store/encryption';
-import { parseStoreUrl } from '../../src/store/storeUrl';
+import { parseStoreUrl, storeUrlProblem } from '../../src/config/storeUrl';
 
 describe('shared pool: the store settings', () => {
   let dir: string;

@@ -33,11 +33,15 @@ describe('shared pool: Redis stopped mid-run', function () {
     let stopTraffic = false;
     /** While set, the lanes wait before their next request (so a scripted fault meets the request the test sends). */
     let paused: Promise<void> | undefined;
+    /** While set, router 2's lanes wait: a request of its own to a, answered after router 1's cooldown began, would be fresher evidence that lifts it (rightly). */
+    let router2Paused: Promise<void> | undefined;
+    let resumeRouter2 = () => {};
     let busy = 0;
-    // Steady traffic through both routers the whole time: every request must be answered 200.
+    // Steady traffic through both routers (router 2's paused from the fault until it took the cooldown): every request must be answered 200.
     const traffic = [r1, r2, r1, r2].map(async (r, lane) => {
       for (let i = 0; !stopTraffic; i++) {
         await paused;
+        if (r === r2) await router2Paused;
         busy++;
         sent++;
         statuses.push((await post(p, r, `lane-${lane}-${i % 5}`)).status);
@@ -61,6 +65,7 @@ describe('shared pool: Redis stopped mid-run', function () {
 
       // While it is away: router 1 cools a down (only it knows) and binds a new session to b.
       const resume = await pause();
+      router2Paused = new Promise((res) => (resumeRouter2 = res));
       p.sim.injectFault('a', { kind: 'throttle', retryAfterS: 60 });
       assert.equal((await post(p, r1, 'outage-session')).status, 200);
       resume();
@@ -83,17 +88,24 @@ describe('shared pool: Redis stopped mid-run', function () {
       await p.redis.start();
       for (const r of [r1, r2]) await until(async () => (await r.status()).store?.state === 'connected', 5_000, 'the routers to reconnect');
       // Router 1's cooldown and binding from the outage reach router 2.
-      await until(async () => (await account(r2, 'a')).coolingUntil === cooling, 10_000, "router 2 to take router 1's cooldown");
+      let seen: unknown;
+      await until(
+        async () => (seen = (await account(r2, 'a')).coolingUntil) === cooling,
+        10_000,
+        () => `router 2 to take router 1's cooldown of a until ${cooling} (it has ${String(seen)})`,
+      );
       await until(
         async () => (await r2.status()).sessions.some((s) => s.sessionId === outageBinding.sessionId && s.account === 'b'),
         10_000,
         "router 2 to take router 1's binding",
       );
+      resumeRouter2();
       // Router 2 now sends its traffic to b, with the pair router 1 rotated during the outage (from the pool).
       const servedB = p.sim.account('b').served;
       await until(() => p.sim.account('b').served > servedB + 10, 5_000, 'both routers to serve on b');
     } finally {
       stopTraffic = true;
+      resumeRouter2();
       await Promise.all(traffic);
     }
     assert.ok(statuses.length > 40, `${statuses.length} requests`);

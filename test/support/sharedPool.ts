@@ -153,12 +153,12 @@ export async function post(
   return { status: res.statusCode, text: await res.body.text() };
 }
 
-/** Waits until `cond` holds (polling every 50 ms), or throws naming `what` after `ms`. */
-export async function until(cond: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
+/** Waits until `cond` holds (polling every 50 ms), or throws naming `what` after `ms` (a function: what was seen by then). */
+export async function until(cond: () => boolean | Promise<boolean>, ms: number, what: string | (() => string)): Promise<void> {
   const end = Date.now() + ms;
   for (;;) {
     if (await cond()) return;
-    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${typeof what === 'string' ? what : what()}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }

@@ -23,7 +23,7 @@ import { costReservation } from './costLease';
 import type { AttemptOutcome, RequestContext } from './context';
 import { usableNow } from './eligibility';
 import { retrySameAccount } from './sameAccountRetry';
-import { replan, transientWait, waitForBoundAccount, type AfterWait } from './transientWait';
+import { blipBelowSoftLimit, holdForAccount, replan, transientWait, waitForBoundAccount, type AfterWait } from './transientWait';
 import { endProbe, isProbeAttempt } from './probe';
 import { tryAccount, type AttemptStep } from './tryAccount';
 
@@ -71,6 +71,9 @@ export async function attempt(ctx: RequestContext): Promise<void> {
   let serverErrorRotations = 0;
   // The first usable account of a pass that had no room (admission.ts): the request waits for room there.
   let full: PlanAccount | undefined;
+  // An account below the session soft limit that only blips: a session's request waits for it (once) rather than go past the soft limit.
+  let paused: { account: PlanAccount; untilMs: number } | undefined;
+  let pauseWaited = false;
   let waitSinceMs = 0;
   let waitRefused = false;
   let concurrencyThrottles = 0;
@@ -82,6 +85,7 @@ export async function attempt(ctx: RequestContext): Promise<void> {
     let roomWaited = false;
     rounds: for (;;) {
       full = undefined;
+      paused = undefined;
       const order = ctx.plan.order;
       for (let i = 0; i < order.length; i++) {
         const account = order[i];
@@ -108,9 +112,13 @@ export async function attempt(ctx: RequestContext): Promise<void> {
           else full ??= account;
           continue;
         }
-        // A subscription account only short of room is waited for before a pay-as-you-go account serves, and one below the
-        // session soft limit before a session's request goes to one past it (where it would have to move again).
-        if (full && !waitRefused && (account.fallback || spillsPastSoftLimit(ctx, full, account))) break;
+        // A subscription account only short of room is waited for before a pay-as-you-go account serves.
+        if (account.fallback && full && !waitRefused) break;
+        // A session's request goes past the soft limit (where it would have to move again) only when no account below it just lacks room or blips.
+        if (pastSoftLimit(ctx, account)) {
+          if (full && !waitRefused && !full.metrics.sessionSaturated) break;
+          if (!full && !pauseWaited && (paused = blipBelowSoftLimit(ctx, order))) break;
+        }
         if (!forMessages && attempted.size >= MAX_ACCOUNTS_OUTSIDE_MESSAGES) break rounds;
         attempted.add(account.id);
         let step: AttemptStep;
@@ -184,6 +192,18 @@ export async function attempt(ctx: RequestContext): Promise<void> {
         roomWaited = true;
         continue;
       }
+      if (paused) {
+        // Held once for the account below the soft limit that only blips, then planned again (it may be usable by then).
+        pauseWaited = true;
+        const end = await holdForAccount(ctx, paused.account.id, 'blip', paused.untilMs);
+        if (end === 'client_gone') {
+          outcome = unserved('client_abort', 499, attempts);
+          break;
+        }
+        if (end !== undefined) replan(ctx);
+        roomWaited = false;
+        continue;
+      }
       if (!(await transientWait(ctx, held, waitRefused && full !== undefined))) break;
       roomWaited = false;
     }
@@ -197,13 +217,9 @@ export async function attempt(ctx: RequestContext): Promise<void> {
   }
 }
 
-/**
- * Whether sending a session's request to `account` because `full` has no room would put it past the
- * session soft limit while `full` is below it: under affinity the session would be bound (or its
- * cache written) where it must soon move again — the move to no better place of docs/routing.md#bindings-and-blips.
- */
-function spillsPastSoftLimit(ctx: RequestContext, full: PlanAccount, account: PlanAccount): boolean {
-  return ctx.generation.config.policy.sessionAffinity && ctx.info.sticky.keyHash !== null && account.metrics.sessionSaturated && !full.metrics.sessionSaturated;
+/** Whether `account` is past the session soft limit for a session's request under affinity (where the session would be bound, or write its cache, only to move again). */
+function pastSoftLimit(ctx: RequestContext, account: PlanAccount): boolean {
+  return account.metrics.sessionSaturated && !account.fallback && ctx.generation.config.policy.sessionAffinity && ctx.info.sticky.keyHash !== null;
 }
 
 /** Whether `account` is the request's session's bound account, placed by affinity, with none of the session's requests in flight on it. */

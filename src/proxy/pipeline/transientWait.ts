@@ -3,7 +3,9 @@
  * request in the waiting room's queue of that account, whose paced release lets the waiters go one
  * at a time from the end of its cooldown. Three waits use it:
  * - `blip`: the session's bound account only blips (a transient cooldown ending within
- *   `session-affinity-blip-wait-ms`): the session waits for it instead of moving;
+ *   `session-affinity-blip-wait-ms`): the session waits for it instead of moving; or, once, the
+ *   account below the session soft limit that a session's request would otherwise pass over for
+ *   one past it ({@link blipBelowSoftLimit});
  * - `same_account_retry`: the account just answered a short throttle (sameAccountRetry.ts);
  * - `transient`: no account can serve and the first to recover only pauses for a throttle, an
  *   overload or server errors ending within `transient-wait-max-ms`: the request is held and
@@ -101,6 +103,27 @@ export async function waitForBoundAccount(ctx: RequestContext, account: PlanAcco
   const situation = boundSituation(accountMetrics(s.state, account.id, ctx.params, now), cooldown?.reason, now, ctx.generation.config.policy.sessionAffinityBlipWaitMs);
   if (situation !== 'blip' || !cooldown) return 'go_on';
   return afterWait(ctx, account, await holdForAccount(ctx, account.id, 'blip', cooldown.untilMs));
+}
+
+/**
+ * The first account of `order` below the session soft limit that only blips — a transient cooldown
+ * ending within `session-affinity-blip-wait-ms`, as the binding table's blip row reads it — for a
+ * session's request that would otherwise go past the soft limit (the attempt loop waits for it
+ * once; docs/routing.md#concurrency-limits). Unusable accounts come last in a plan, so the whole
+ * order is looked at.
+ * @returns the account and the end of its cooldown (epoch ms), or undefined
+ */
+export function blipBelowSoftLimit(ctx: RequestContext, order: readonly PlanAccount[]): { account: PlanAccount; untilMs: number } | undefined {
+  const s = ctx.services;
+  const now = s.now();
+  const blipWaitMs = ctx.generation.config.policy.sessionAffinityBlipWaitMs;
+  for (const account of order) {
+    const cooldown = account.fallback ? undefined : s.state.cooldowns.get(account.id);
+    if (!cooldown) continue;
+    const m = accountMetrics(s.state, account.id, ctx.params, now);
+    if (!m.sessionSaturated && boundSituation(m, cooldown.reason, now, blipWaitMs) === 'blip') return { account, untilMs: cooldown.untilMs };
+  }
+  return undefined;
 }
 
 /** Plans the request again (after a wait: the pool has changed), keeping everything else of it. */

@@ -209,8 +209,9 @@ function signInFailure(s: RouterServices, label: string, err: unknown, attempts:
     // Removed while this request ran: record nothing about it.
   } else if (failure === 'network' || failure === 'waiting_for_store') {
     // Waiting for the shared store: a short pause, the account is tried again as soon as its pair may have arrived.
+    // This router's own pause (the others may refresh, or hold the new pair): never shared with the pool.
     const pauseMs = failure === 'network' ? 30_000 : STORE_WAIT_PAUSE_MS;
-    s.state.setCooldown(label, { untilMs: s.now() + pauseMs, reason: 'server_error', setAtMs: s.now() });
+    s.state.setCooldown(label, { untilMs: s.now() + pauseMs, reason: 'server_error', setAtMs: s.now(), local: true });
   } else {
     s.state.markNeedsSignIn(label, failure === 'invalid_grant' ? 'refresh token was rejected (invalid_grant)' : 'no usable credentials');
   }

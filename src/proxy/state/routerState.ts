@@ -235,11 +235,18 @@ export class RouterState {
     this.changed();
   }
 
-  /** Sets a cooldown; never shortens an existing one. */
+  /** Sets a cooldown; never shortens an existing one. A `local` one (this router's own pause) is not shared with the pool. */
   setCooldown(account: string, cooldown: Cooldown): void {
     const merged = mergeCooldown(this.cooldowns.get(account), cooldown);
     this.cooldowns.set(account, merged);
-    this.mirror?.cooldown(account, null, merged);
+    if (!merged.local) this.mirror?.cooldown(account, null, merged);
+    this.changed();
+  }
+
+  /** A new pair of `account` arrived: this router's own pause for want of one (a `local` cooldown) is over. */
+  liftLocalCooldown(account: string): void {
+    if (!this.cooldowns.get(account)?.local) return;
+    this.cooldowns.delete(account);
     this.changed();
   }
 

@@ -264,7 +264,7 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
           .crMergeCooldown(storeKeys.cooldowns, cooldownField(account, family), JSON.stringify(c))
           .then((stored) => conn.publish({ k: 'c', a: account, f: family, c: parseJson<Cooldown>(stored) ?? c })),
       );
-    for (const [account, c] of state.cooldowns) if (c.untilMs > t) pushCooldown(account, null, c);
+    for (const [account, c] of state.cooldowns) if (c.untilMs > t && !c.local) pushCooldown(account, null, c);
     for (const [account, m] of state.scopedCooldowns) for (const [family, c] of m) if (c.untilMs > t) pushCooldown(account, family, c);
     const ttl = state.affinity.idleTtl;
     for (const b of state.affinity.live(t)) {
@@ -278,6 +278,7 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
       );
     }
     for (const a of state.concurrency.entries()) if (a.learned) pushes.push(redis.hset(storeKeys.limits, a.label, JSON.stringify(a.learned)));
+    const pushedShared = pushes.length - state.snapshots.size;
     pushes.push(pushLearned());
     writeInflight();
     await Promise.all(pushes);
@@ -312,11 +313,16 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
       const learned = parseJson<LearnedLimit | null>(json);
       state.absorbLimit(account, isObject(learned) ? learned : undefined);
     }
-    await pullBindings();
+    const pulledBindings = await pullBindings();
     await gather();
+    opts.log.info(
+      `state store: reconciled — pushed ${state.snapshots.size} quota readings and ${pushedShared} cooldowns, bindings and limits; pulled ${Object.keys(snaps).length} readings, ${Object.keys(cooldowns).length - ended.length} cooldowns, ${pulledBindings} bindings`,
+    );
   };
 
-  const pullBindings = async () => {
+  /** Folds every binding of the pool into this router's; @returns how many there were. */
+  const pullBindings = async (): Promise<number> => {
+    let pulled = 0;
     let cursor = '0';
     const t = now();
     do {
@@ -324,12 +330,14 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
       cursor = next;
       if (keys.length === 0) continue;
       const values = await redis.mget(...keys);
+      pulled += keys.length;
       keys.forEach((key, i) => {
         const b = parseJson<{ account: string; lastServedAtMs: number }>(values[i]);
         if (b && typeof b.account === 'string' && typeof b.lastServedAtMs === 'number')
           state.absorbBinding({ sessionId: key.slice(storeKeys.binding('').length), account: b.account, lastServedAtMs: b.lastServedAtMs }, t);
       });
     } while (cursor !== '0');
+    return pulled;
   };
 
   const reconciling = conn.reconcileOnUp('reconciling the shared state', reconcile);

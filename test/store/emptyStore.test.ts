@@ -1,0 +1,66 @@
+/**
+ * A Redis that comes back empty (it persisted nothing) is refilled by the router that stored each
+ * pair last (docs/shared-pool.md): another router's copy, whose refresh token the owner may have
+ * spent while the store was away, is used for its access token but neither uploaded nor refreshed
+ * from while the owner may still return. Two SharedCredentialStores on a real redis-server.
+ */
+import { strict as assert } from 'node:assert';
+import { RefreshError } from '../../src/accounts/oauth';
+import { MemoryCredentialStore } from '../../src/accounts/memoryCredentialStore';
+import type { Credentials } from '../../src/accounts/types';
+import { parseStoreUrl } from '../../src/config/storeUrl';
+import { StoreConnection } from '../../src/store/connection';
+import { keyFromText } from '../../src/store/encryption';
+import { storeKeys } from '../../src/store/keys';
+import { SharedCredentialStore } from '../../src/store/sharedCredentials';
+import { startRedis, type RedisServer } from '../support/redisServer';
+
+const quiet = { info: () => undefined, warn: () => undefined };
+const KEY = keyFromText('ab'.repeat(32), 'the test key');
+const pair = (n: number): Credentials => ({ accessToken: `sk-ant-oat01-a-${n}`, refreshToken: `sk-ant-ort01-a-${n}`, expiresAtMs: Date.now() + 3_600_000 });
+
+describe('shared pool: a store that comes back empty', function () {
+  this.timeout(30_000);
+  let redis: RedisServer;
+  const closers: (() => Promise<void>)[] = [];
+  before(async () => (redis = await startRedis()));
+  after(() => redis.close());
+  afterEach(async () => {
+    while (closers.length) await closers.pop()!();
+  });
+
+  /** A router's credentials: its local copy and the shared store over it. */
+  async function router(local = new MemoryCredentialStore()): Promise<{ local: MemoryCredentialStore; shared: SharedCredentialStore }> {
+    const conn = new StoreConnection(parseStoreUrl(redis.url), { log: quiet });
+    await conn.start();
+    const shared = new SharedCredentialStore(local, conn, KEY, { log: quiet, keySource: 'the test key' });
+    await shared.reconcile();
+    closers.push(async () => {
+      shared.close();
+      await conn.close();
+    });
+    return { local, shared };
+  }
+
+  it("takes each pair from the router that stored it last, never another's possibly spent copy", async () => {
+    const owner = await router();
+    const other = await router();
+    await owner.shared.set('a', pair(1));
+    assert.equal((await other.shared.get('a'))?.refreshToken, pair(1).refreshToken, 'the other router reads the pool');
+
+    // The owner rotates while the store is away (its local copy), the store comes back empty.
+    await owner.local.set('a', pair(2));
+    await redis.client.flushdb();
+
+    assert.equal((await other.shared.get('a'))?.accessToken, pair(1).accessToken, "the other router's copy still serves its access token");
+    assert.equal(await redis.client.exists(storeKeys.credentials('a')), 0, 'but does not go up');
+    await assert.rejects(
+      other.shared.exclusiveRefresh('a', () => other.shared.get('a')),
+      (err: unknown) => err instanceof RefreshError && err.failure === 'waiting_for_store' && /another router stored it last/.test(err.message),
+      'nor is it refreshed from',
+    );
+
+    await owner.shared.reconcile(); // what its reconnection does
+    assert.equal((await other.shared.get('a'))?.refreshToken, pair(2).refreshToken, "the owner's rotated pair fills the pool, and the other router takes it");
+  });
+});
