@@ -176,6 +176,40 @@ describe('blips: short upstream pauses cost no error and move no session', funct
     assert.deepEqual(served['on-quota'], ['a', 'b', 'b', 'a', 'b', 'b'], 'on-quota: back to a once it recovered; exhausted a moves it');
   });
 
+  describe('a session is not sent past the soft limit while an account below it only pauses', () => {
+    /** a below the 0.97 soft limit, b past it; the usage poller has read both. */
+    async function belowAndPast(routing: Record<string, unknown>): Promise<Harness> {
+      const spec = accounts('a', 'b').map((x, i) => ({ ...x, fiveHourLimitTokens: 2_000_000, initialFiveHourUsed: [0.2, 0.98][i], fiveHourResetInMs: 3 * 3_600_000 }));
+      const harness = await startHarness(spec, { routing: { accountRanking: 'headroom-first', sessionAffinity: true, ...routing }, sim: { sseIntervalMs: 40 } });
+      for (let i = 0; i < spec.length; i++) await harness.router.poller.tick();
+      return harness;
+    }
+
+    it('new sessions wait for room on the account below it rather than bind past it', async () => {
+      h = await belowAndPast({ maxInflightPerAccount: 1 });
+      const results = await Promise.all([0, 1, 2].map((i) => callRouter(h, { session: `new-${i}`, body: messagesBody({ stream: true }) })));
+      for (const r of results) assert.equal(r.status, 200, r.text);
+      assert.deepEqual(results.map(servedBy), ['a', 'a', 'a']);
+      assert.equal(h.sim.requests.filter((q) => q.account === 'b' && q.path.startsWith('/v1/messages')).length, 0, 'nothing went past the soft limit');
+    });
+
+    it('a new session waits once for the account below it that blips, rather than bind past it', async () => {
+      h = await belowAndPast({});
+      h.router.engine.state.setCooldown('a', { untilMs: Date.now() + 800, reason: 'throttle', setAtMs: Date.now() });
+      const t0 = Date.now();
+      const r = await callRouter(h, { session: 'arrives-during-the-blip' });
+      assert.equal(r.status, 200, r.text);
+      assert.equal(servedBy(r), 'a');
+      assert.ok(Date.now() - t0 >= 600, 'it waited for the blip');
+      await h.router.close();
+      const d = h.decisions().at(-1)!;
+      assert.deepEqual(
+        d.waits?.map((w) => [w.why, w.account, w.end]),
+        [['blip', 'a', 'woken']],
+      );
+    });
+  });
+
   it('when every account is above the soft limit the pin stays (headroom-first does not thrash)', async () => {
     // Both accounts above the 0.97 soft limit; each request adds about 0.3 % to the 5-hour window of the account serving it.
     const spec = accounts('a', 'b').map((a, i) => ({ ...a, fiveHourLimitTokens: 200_000, initialFiveHourUsed: [0.975, 0.978][i], fiveHourResetInMs: 3 * 3_600_000 }));

@@ -43,7 +43,21 @@ export function hasRoom(ctx: RequestContext, account: PlanAccount): boolean {
   if (s.state.concurrency.quiet && s.state.cooldowns.size === 0) return true;
   const now = s.now();
   if (policy.admissionRamp) startRampIfMoving(s, account.id, now);
-  return roomOn(s, policy, account.id, now, ctx.throttledOn?.has(account.id) === true) > 0;
+  const room = roomOn(s, policy, account.id, now);
+  const throttled = ctx.throttledOn?.get(account.id);
+  return throttled === undefined ? room > 0 : Math.min(room, throttled - s.state.leases.inflight(account.id)) > 0;
+}
+
+/**
+ * The most requests in flight on `account` (itself included) with which a request it has just
+ * throttled for concurrency goes back there: fewer than it was sent with (`sentInflight`), and no
+ * more than the limit just learned (at least 1). A raise of the learned limit is a probe; without
+ * this cap the oldest waiter — this request, woken first — would take each probing slot and its
+ * throttle, again and again.
+ */
+export function throttledCap(ctx: RequestContext, account: PlanAccount, sentInflight: number): number {
+  const learned = ctx.services.state.concurrency.limit(account.id, ctx.services.now())?.limit ?? Infinity;
+  return Math.max(1, Math.min(sentInflight - 1, learned, ctx.throttledOn?.get(account.id) ?? Infinity));
 }
 
 /**
@@ -194,12 +208,8 @@ export async function waitForBoundRoom(ctx: RequestContext, account: PlanAccount
   return false;
 }
 
-/**
- * Requests `label` can take now beyond those in flight (its cap, learned limit and ramp; a pause leaves none), by `policy` at `now` (epoch ms). Infinity without any.
- * @param noProbe for a request the account already throttled: a learned limit grown back to the count the account refused
- *   at is a probe, and the probing slot goes to another request (else the oldest waiter, woken first, takes every probe's throttle)
- */
-function roomOn(s: RouterServices, policy: RoutingPolicy, label: string, now: number, noProbe = false): number {
+/** Requests `label` can take now beyond those in flight (its cap, learned limit and ramp; a pause leaves none), by `policy` at `now` (epoch ms). Infinity without any. */
+function roomOn(s: RouterServices, policy: RoutingPolicy, label: string, now: number): number {
   const inflight = s.state.leases.inflight(label);
   const cap = policy.maxInflightPerAccount;
   let room = cap > 0 ? cap - inflight : Infinity;
@@ -207,7 +217,7 @@ function roomOn(s: RouterServices, policy: RoutingPolicy, label: string, now: nu
   const entry = t.get(label);
   if (!entry) return room;
   const learned = t.limit(label, now);
-  if (learned) room = learned.pausedUntilMs > now ? 0 : Math.min(room, learned.limit - inflight - (noProbe && learned.limit >= learned.throttledAt ? 1 : 0));
+  if (learned) room = learned.pausedUntilMs > now ? 0 : Math.min(room, learned.limit - inflight);
   // Switching `admission-ramp` off lets a running ramp's waiters go at once.
   if (entry.ramp && policy.admissionRamp) {
     const window = rampWindow(entry.ramp, now);

@@ -18,7 +18,7 @@ import type { AttemptRecord, DecisionOutcome } from '../../routing/decision';
 import type { PlanAccount } from '../../routing/plan';
 import type { HeldAnswer } from '../relay/clientAnswer';
 import { ClientLink } from '../upstream/call';
-import { admitted, hasRoom, released, settle, waitForBoundRoom, waitForRoom } from './admission';
+import { admitted, hasRoom, released, settle, throttledCap, waitForBoundRoom, waitForRoom } from './admission';
 import { costReservation } from './costLease';
 import type { AttemptOutcome, RequestContext } from './context';
 import { usableNow } from './eligibility';
@@ -139,12 +139,12 @@ export async function attempt(ctx: RequestContext): Promise<void> {
             }
           }
           throttled = lease !== undefined && settle(ctx, account, step.next === 'rotate', attempts, sent);
+          if (throttled) (ctx.throttledOn ??= new Map<string, number>()).set(account.id, throttledCap(ctx, account, sent));
         } while (!throttled && forMessages && step.next === 'rotate' && (after = await retrySameAccount(ctx, account, step, attempts, retries)) === 'try');
         if (probing) endProbe(ctx, step);
         if (throttled && step.next === 'rotate' && ++concurrencyThrottles <= MAX_CONCURRENCY_THROTTLES) {
           // Too many at once on this account, not its failure: the session keeps it, and the request may come back to it.
           attempted.delete(account.id);
-          (ctx.throttledOn ??= new Set()).add(account.id);
           held = step.held ?? held;
           // A bound session's single request tries its account again, waiting for room there first (the check above).
           if (singleOfBoundSession(ctx, account) && (boundRoomUntilMs === 0 || s.now() < boundRoomUntilMs)) i--;

@@ -132,8 +132,11 @@ export class RequestContext {
   waits: WaitRecord[] | undefined = undefined;
   /** attempt: what the running attempt counts against its account until its answer is committed (only on an account with admission state). */
   admission: AdmissionTicket | undefined = undefined;
-  /** attempt: the accounts that answered this request with a concurrency throttle (it takes no probing slot there again: admission.ts). */
-  throttledOn: Set<string> | undefined = undefined;
+  /**
+   * attempt: per account that answered this request with a concurrency throttle, the most requests in
+   * flight there (itself included) it goes back with (admission.ts: `throttledCap`).
+   */
+  throttledOn: Map<string, number> | undefined = undefined;
   /** attempt (the relay step completes its status) */
   outcome!: AttemptOutcome;
 
