@@ -45,8 +45,8 @@ export class LeaseTable {
   private remote = new Map<string, RemoteLoad>();
   /** Sum of the reservations in flight per account; an entry is replaced, never changed, so a plan may keep it. */
   private readonly reservations = new Map<string, Readonly<CostEstimate>>();
-  /** Leases per account and session, keyed `account` NUL `session key hash`: whether a session already has a request on an account. */
-  private readonly sessionCounts = new Map<string, number>();
+  /** Leases per account, then per session key hash: whether a session already has a request on an account (no key is built per request). */
+  private readonly sessionCounts = new Map<string, Map<string, number>>();
 
   /**
    * @param onChange called after every acquire and release
@@ -65,8 +65,12 @@ export class LeaseTable {
    */
   acquire(account: string, session: string | null = null, reservation?: CostReservation): Lease {
     bump(this.counts, account, 1);
-    const key = session === null ? null : sessionKey(account, session);
-    if (key !== null) bump(this.sessionCounts, key, 1);
+    let sessions: Map<string, number> | undefined;
+    if (session !== null) {
+      sessions = this.sessionCounts.get(account);
+      if (sessions === undefined) this.sessionCounts.set(account, (sessions = new Map<string, number>()));
+      bump(sessions, session, 1);
+    }
     if (reservation) this.reservations.set(account, add(this.reservations.get(account), reservation.cost, 1));
     this.onChange();
     this.onCounts();
@@ -75,7 +79,7 @@ export class LeaseTable {
       if (released) return false;
       released = true;
       bump(this.counts, account, -1);
-      if (key !== null) bump(this.sessionCounts, key, -1);
+      if (sessions !== undefined) bump(sessions, session!, -1); // the per-account map stays: accounts are few
       if (reservation) {
         const left = add(this.reservations.get(account), reservation.cost, -1);
         if (isEmpty(left)) this.reservations.delete(account);
@@ -117,7 +121,7 @@ export class LeaseTable {
 
   /** Requests of the session with key hash `session` in flight on `account`. */
   sessionInflight(account: string, session: string): number {
-    return this.sessionCounts.get(sessionKey(account, session)) ?? 0;
+    return this.sessionCounts.get(account)?.get(session) ?? 0;
   }
 
   /** The estimated tokens reserved on `account` by the requests in flight (this router's and the other routers'), by kind; undefined when none. */
@@ -148,10 +152,6 @@ function add(sum: Readonly<CostEstimate> | undefined, cost: Readonly<CostEstimat
 
 function isEmpty(c: CostEstimate): boolean {
   return c.inputTokens <= 0 && c.cacheReadTokens <= 0 && c.cacheWriteTokens <= 0 && c.outputTokens <= 0;
-}
-
-function sessionKey(account: string, session: string): string {
-  return account + '\0' + session;
 }
 
 /** Adds `by` to `map`'s count of `key`, dropping it at 0. */
