@@ -13,7 +13,7 @@ import { StoreConnection } from '../../src/store/connection';
 import { keyFromText } from '../../src/store/encryption';
 import { storeKeys } from '../../src/store/keys';
 import { SharedCredentialStore } from '../../src/store/sharedCredentials';
-import { startRedis, type RedisServer } from '../support/redisServer';
+import { redisForSuite } from '../support/redisServer';
 
 const quiet = { info: () => undefined, warn: () => undefined };
 const KEY = keyFromText('ab'.repeat(32), 'the test key');
@@ -21,21 +21,15 @@ const pair = (n: number): Credentials => ({ accessToken: `sk-ant-oat01-a-${n}`, 
 
 describe('shared pool: a store that comes back empty', function () {
   this.timeout(30_000);
-  let redis: RedisServer;
-  const closers: (() => Promise<void>)[] = [];
-  before(async () => (redis = await startRedis()));
-  after(() => redis.close());
-  afterEach(async () => {
-    while (closers.length) await closers.pop()!();
-  });
+  const suite = redisForSuite();
 
   /** A router's credentials: its local copy and the shared store over it. */
   async function router(local = new MemoryCredentialStore()): Promise<{ local: MemoryCredentialStore; shared: SharedCredentialStore }> {
-    const conn = new StoreConnection(parseStoreUrl(redis.url), { log: quiet });
+    const conn = new StoreConnection(parseStoreUrl(suite.server().url), { log: quiet });
     await conn.start();
     const shared = new SharedCredentialStore(local, conn, KEY, { log: quiet, keySource: 'the test key' });
     await shared.reconcile();
-    closers.push(async () => {
+    suite.closeAfterTest(async () => {
       shared.close();
       await conn.close();
     });
@@ -50,10 +44,10 @@ describe('shared pool: a store that comes back empty', function () {
 
     // The owner rotates while the store is away (its local copy), the store comes back empty.
     await owner.local.set('a', pair(2));
-    await redis.client.flushdb();
+    await suite.server().client.flushdb();
 
     assert.equal((await other.shared.get('a'))?.accessToken, pair(1).accessToken, "the other router's copy still serves its access token");
-    assert.equal(await redis.client.exists(storeKeys.credentials('a')), 0, 'but does not go up');
+    assert.equal(await suite.server().client.exists(storeKeys.credentials('a')), 0, 'but does not go up');
     await assert.rejects(
       other.shared.exclusiveRefresh('a', () => other.shared.get('a')),
       (err: unknown) => err instanceof RefreshError && err.failure === 'waiting_for_store' && /another router stored it last/.test(err.message),

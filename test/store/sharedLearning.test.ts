@@ -9,7 +9,7 @@ import { RouterState } from '../../src/proxy/state/routerState';
 import { shareState, type SharedState } from '../../src/proxy/state/sharedState';
 import { StoreConnection } from '../../src/store/connection';
 import { parseStoreUrl } from '../../src/config/storeUrl';
-import { startRedis, type RedisServer } from '../support/redisServer';
+import { redisForSuite } from '../support/redisServer';
 import { until } from '../support/sharedPool';
 
 const quiet = { info: () => undefined, warn: () => undefined };
@@ -17,22 +17,16 @@ const TOKENS = { inputTokens: 1_000, cacheReadTokens: 10_000, cacheWriteTokens: 
 
 describe('shared pool: learned costs', function () {
   this.timeout(30_000);
-  let redis: RedisServer;
-  const closers: (() => Promise<void>)[] = [];
-  before(async () => (redis = await startRedis()));
-  after(() => redis.close());
-  afterEach(async () => {
-    while (closers.length) await closers.pop()!();
-  });
+  const suite = redisForSuite();
 
   /** A router's state sharing through the store. */
   async function router(): Promise<{ state: RouterState; shared: SharedState }> {
-    const conn = new StoreConnection(parseStoreUrl(redis.url), { log: quiet });
+    const conn = new StoreConnection(parseStoreUrl(suite.server().url), { log: quiet });
     await conn.start();
     const state = new RouterState(3_600_000);
     const shared = shareState(state, conn, { log: quiet });
     await shared.reconcile();
-    closers.push(async () => {
+    suite.closeAfterTest(async () => {
       await shared.close();
       await conn.close();
     });
