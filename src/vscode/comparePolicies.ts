@@ -206,7 +206,10 @@ function page(o: SimulationOutput, cspSource: string): string {
 <title>Claude Router: Compare Routing Policies</title>
 <style nonce="${nonce}">
 body { font-family: var(--vscode-font-family); color: var(--vscode-foreground); padding: 0 16px 24px; }
-table { border-collapse: collapse; margin: 12px 0; }
+/* Eleven columns outgrow a narrow editor: the table scrolls on its own, the policy names stay in view. */
+.table-scroll { overflow-x: auto; margin: 12px 0; }
+table { border-collapse: collapse; }
+th[scope=row], thead th:first-child { position: sticky; left: 0; background: var(--vscode-editor-background); }
 th, td { padding: 3px 10px; border-bottom: 1px solid var(--vscode-panel-border); text-align: right; white-space: nowrap; }
 th[scope=row], thead th:first-child { text-align: left; }
 tr.recorded th, tr.recorded td { font-weight: bold; }
@@ -221,8 +224,8 @@ button { color: var(--vscode-button-foreground); background: var(--vscode-button
 <body>
 <h2>Routing policies on your traffic</h2>
 <p>${plural(o.stats.requests, 'request')} of ${plural(o.sessions, 'session')} over ${o.span.days.toFixed(1)} days, replayed under each policy in ${(o.wallMs / 1000).toFixed(1)} s. Recorded policy: ${esc(o.recorded.description)}.</p>
-<table><thead><tr><th>policy</th><th>switches/1k</th><th>switches</th><th>ping-pong</th><th>cache writes</th><th>≤1 usable</th><th>≥2 usable h</th><th>fallback</th><th>refused</th><th>unused at weekly resets</th><th></th></tr></thead>
-<tbody>${row(actual, false)}${lines.map((p) => row(p, true)).join('')}</tbody></table>
+<div class="table-scroll"><table><thead><tr><th>policy</th><th>switches/1k</th><th>switches</th><th>ping-pong</th><th>cache writes</th><th>≤1 usable</th><th>≥2 usable h</th><th>fallback</th><th>refused</th><th>unused at weekly resets</th><th></th></tr></thead>
+<tbody>${row(actual, false)}${lines.map((p) => row(p, true)).join('')}</tbody></table></div>
 <p class="${cal.ok ? 'muted' : 'warning'}">Calibration (the recorded policy replayed vs the log): ${esc(calText)} — ${cal.ok ? `within ${toleranceText('or')}` : `off by more than ${toleranceText('and')}: treat the comparison with caution`}.</p>
 <div>${charts([actual, ...lines])}</div>
 <h3>Limits</h3><ul>${o.limits.map((l) => `<li>${esc(l)}</li>`).join('')}</ul>

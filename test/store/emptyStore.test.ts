@@ -13,7 +13,7 @@ import { StoreConnection } from '../../src/store/connection';
 import { keyFromText } from '../../src/store/encryption';
 import { storeKeys } from '../../src/store/keys';
 import { SharedCredentialStore } from '../../src/store/sharedCredentials';
-import { redisForSuite } from '../support/redisServer';
+import { redisForSuite } from '../support/redisSuite';
 
 const quiet = { info: () => undefined, warn: () => undefined };
 const KEY = keyFromText('ab'.repeat(32), 'the test key');

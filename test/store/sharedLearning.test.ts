@@ -9,7 +9,7 @@ import { RouterState } from '../../src/proxy/state/routerState';
 import { shareState, type SharedState } from '../../src/proxy/state/sharedState';
 import { StoreConnection } from '../../src/store/connection';
 import { parseStoreUrl } from '../../src/config/storeUrl';
-import { redisForSuite } from '../support/redisServer';
+import { redisForSuite } from '../support/redisSuite';
 import { until } from '../support/sharedPool';
 
 const quiet = { info: () => undefined, warn: () => undefined };

@@ -498,6 +498,16 @@ describe('the VSIX in real VS Code, driven like a user', function () {
     assert.match(text, /Calibration \(the recorded policy replayed vs the log\)/);
     assert.ok((await body.locator('button', { hasText: 'Use this policy' }).count()) >= 9, 'a button for each other policy');
     assert.ok((await body.locator('figure svg rect').count()) >= 4 * 11, 'a bar per policy in each chart');
+    // In a narrow editor the table scrolls on its own; scrolled to its end, its buttons are in view and so are the policy names.
+    const scroller = body.locator('.table-scroll');
+    await scroller.evaluate((el) => (el.scrollLeft = el.scrollWidth));
+    const box = (await scroller.boundingBox())!;
+    const name = (await body.locator('tbody th[scope=row]').last().boundingBox())!;
+    const button = (await body.locator('button', { hasText: 'Use this policy' }).last().boundingBox())!;
+    assert.ok(name.x >= box.x - 1 && name.x < box.x + 40, `the policy name stays at the table's left edge (${name.x} in ${box.x}…${box.x + box.width})`);
+    assert.ok(button.x + button.width <= box.x + box.width + 1, `the last column's button is in view (${button.x + button.width} ≤ ${box.x + box.width})`);
+    await screenshot(page, 'vscode-compare-policies-scrolled');
+    await scroller.evaluate((el) => (el.scrollLeft = 0));
     await screenshot(page, 'vscode-compare-policies');
   });
 });
