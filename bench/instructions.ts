@@ -23,6 +23,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Pool } from 'undici';
 import { argValue, BENCH_MODEL, claudeCodeBody, claudeCodeHeaders } from './common';
+import { proxyConfigYaml } from '../test/support/routerCli';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const argv = process.argv.slice(2);
@@ -164,25 +165,18 @@ const CLIENT_KEY = `bench-client-key-${randomBytes(12).toString('hex')}`;
 
 function proxyArgs(cli: string) {
   return (up: UpstreamInfo, tmp: string): string[] => {
-    const q = JSON.stringify;
     const config = path.join(tmp, 'proxy-config.yaml');
     fs.writeFileSync(
       config,
-      [
-        'listen:',
-        '  host: 127.0.0.1',
-        '  port: 0',
-        'upstream:',
-        `  base-url: ${q(up.url)}`,
-        `  token-url: ${q(up.tokenUrl)}`,
-        `state-dir: ${q(path.join(tmp, 'state'))}`,
-        `client-key: ${q(CLIENT_KEY)}`,
-        'accounts:',
-        ...up.accounts.flatMap((a) => [`  - label: ${q(a.label)}`, `    access-token: ${q(a.accessToken)}`, `    refresh-token: ${q(a.refreshToken)}`]),
-        'routing:',
-        '  session-affinity: true',
-        '',
-      ].join('\n'),
+      proxyConfigYaml({
+        port: 0,
+        baseUrl: up.url,
+        tokenUrl: up.tokenUrl,
+        stateDir: path.join(tmp, 'state'),
+        clientKey: CLIENT_KEY,
+        accounts: up.accounts,
+        extra: 'routing:\n  session-affinity: true',
+      }),
     );
     return [cli, 'start', '--config', config];
   };

@@ -38,6 +38,7 @@ import { formatRoutingTable, growth, type RoutingRow } from './routing';
 import { formatSummary, summarise } from './cpuprofile-summary';
 import { formatHotpath, type HotpathRow } from './hotpath';
 import { startBenchRedis, type BenchRedis } from './redis';
+import { proxyConfigYaml } from '../test/support/routerCli';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const OUT = path.join(ROOT, 'out', 'bench');
@@ -281,21 +282,15 @@ async function startTargets(up: Upstream, cell: Cell): Promise<Targets> {
   const configFile = path.join(tmp, 'proxy-config.yaml');
   fs.writeFileSync(
     configFile,
-    [
-      'listen:',
-      '  host: 127.0.0.1',
-      '  port: 0',
-      'upstream:',
-      `  base-url: ${q(info.url)}`,
-      `  token-url: ${q(info.tokenUrl)}`,
-      `state-dir: ${q(path.join(tmp, 'state'))}`,
-      `client-key: ${q(clientKey)}`,
-      'accounts:',
-      ...info.accounts.flatMap((a) => [`  - label: ${q(a.label)}`, `    access-token: ${q(a.accessToken)}`, `    refresh-token: ${q(a.refreshToken)}`]),
-      'routing:',
-      '  session-affinity: true',
-      '',
-    ].join('\n'),
+    proxyConfigYaml({
+      port: 0,
+      baseUrl: info.url,
+      tokenUrl: info.tokenUrl,
+      stateDir: path.join(tmp, 'state'),
+      clientKey: clientKey,
+      accounts: info.accounts,
+      extra: 'routing:\n  session-affinity: true',
+    }),
   );
   const proxyEnv = { ...env };
   delete proxyEnv.CLAUDE_ROUTER_QUOTA_ROUTING;

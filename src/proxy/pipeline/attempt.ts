@@ -35,8 +35,8 @@ const TRANSIENT_RESULTS = new Set(['server_error', 'network_error', 'stream_fail
 const MAX_ACCOUNTS_OUTSIDE_MESSAGES = 2;
 /**
  * Concurrency throttles one request takes before such an answer counts as a failed attempt. Each
- * throttle waits for room first, and a throttled request takes no probing slot again (admission.ts),
- * so this only bounds a pathological upstream.
+ * throttle waits for room first, and a throttled request goes back only with fewer in flight
+ * (admission.ts `throttledCap`), so this only bounds a pathological upstream.
  */
 const MAX_CONCURRENCY_THROTTLES = 8;
 
