@@ -105,6 +105,15 @@ export class TokenManager {
     return held && lastsBeyondSkew(held, this.now()) ? held : undefined;
   }
 
+  /**
+   * True when `accessToken` is the newest access token known for `label`: the pair held, with no
+   * newer one announced by the store (`invalidate`) nor a refresh under way. A refusal of any other
+   * token says nothing about the account: it was overtaken.
+   */
+  holds(label: string, accessToken: string): boolean {
+    return !this.refreshing.has(label) && this.checked(label)?.accessToken === accessToken;
+  }
+
   /** The held pair, unless the store must be checked first (`invalidate`). */
   private checked(label: string): Credentials | undefined {
     return this.recheck.has(label) ? undefined : this.held.get(label);
@@ -119,7 +128,8 @@ export class TokenManager {
    */
   refresh(label: string, rejectedAccessToken: string): Promise<Credentials> {
     const pending = this.refreshing.get(label);
-    if (pending) return pending;
+    // A refresh under way may end in the very token this caller saw refused: then it needs one of its own.
+    if (pending) return pending.then((c) => (c.accessToken === rejectedAccessToken ? this.refresh(label, rejectedAccessToken) : c));
     // A store shared by several routers lets one of them refresh at a time; inside, doRefresh re-reads the pair first.
     const refresh = () => this.doRefresh(label, rejectedAccessToken);
     const run = (this.store.exclusiveRefresh ? this.store.exclusiveRefresh(label, refresh) : refresh()).finally(() => this.refreshing.delete(label));

@@ -23,6 +23,8 @@ export const REFRESH_LOCK_TTL_MS = 45_000;
  * router that wrote the pair last has to upload its copy before another router's may fill the gap, ms.
  */
 const OWNER_GRACE_MS = 30_000;
+/** Fingerprints of the local copy's past pairs kept per account (see `localPrints`): more than rotations in one slow file read. */
+const LOCAL_PRINTS_MAX = 16;
 /** Between two looks at a lock another router holds, ms (a release notification ends the wait sooner). */
 const LOCK_POLL_MS = 250;
 
@@ -42,8 +44,12 @@ interface Seen {
 
 export class SharedCredentialStore implements CredentialStore {
   private readonly seen = new Map<string, Seen>();
-  /** Per account, the fingerprint of the pair this store last wrote to, or read from, the local copy. */
-  private readonly localPrints = new Map<string, string>();
+  /**
+   * Per account, the fingerprints of the pairs this store wrote to, or read from, the local copy,
+   * oldest first (at most {@link LOCAL_PRINTS_MAX}): the last is the local copy now; any of them read
+   * back later (a slow read of a file since rewritten) is no news.
+   */
+  private readonly localPrints = new Map<string, string[]>();
   /** Accounts whose newest pair is only in the local copy (written while Redis was unreachable). */
   private readonly dirty = new Set<string>();
   /** Accounts whose refresh lock this router holds now: their pair must come from the pool (refuseStaleUnderLock). */
@@ -147,7 +153,7 @@ export class SharedCredentialStore implements CredentialStore {
     if (!shared) this.dirty.add(label);
     try {
       await this.local.set(label, credentials);
-      this.localPrints.set(label, fingerprint(credentials));
+      this.noteLocal(label, credentials);
     } catch (err) {
       if (!shared) throw err; // stored nowhere
       this.opts.log.warn(`state store: the local copy of "${label}" was not updated (${(err as Error).message.split('\n')[0]}); the pool holds the pair`);
@@ -190,8 +196,9 @@ export class SharedCredentialStore implements CredentialStore {
    */
   async localChanged(label: string): Promise<boolean> {
     const mine = await this.local.get(label);
-    if (!mine || this.localPrints.get(label) === fingerprint(mine)) return false;
-    this.localPrints.set(label, fingerprint(mine));
+    // A pair this store put there itself is no news, however late the read that found it: sent up, a spent pair would replace the pool's.
+    if (!mine || this.localPrints.get(label)?.includes(fingerprint(mine))) return false;
+    this.noteLocal(label, mine);
     if (this.shared()) await this.write(label, mine).catch(() => this.dirty.add(label));
     else this.dirty.add(label);
     return true;
@@ -282,7 +289,7 @@ export class SharedCredentialStore implements CredentialStore {
         this.dirty.delete(label);
         if (version >= 0) {
           this.seen.set(label, { version: String(version), by: this.conn.routerId });
-          this.localPrints.set(label, fingerprint(mine));
+          this.noteLocal(label, mine);
           this.conn.publish({ k: 't', a: label });
           return mine;
         }
@@ -290,14 +297,23 @@ export class SharedCredentialStore implements CredentialStore {
       }
       this.dirty.delete(label);
     }
-    if (stored && this.localPrints.get(label) !== fingerprint(stored)) {
+    if (stored && this.localPrints.get(label)?.at(-1) !== fingerprint(stored)) {
       // The local copy follows the pool, to serve from if Redis goes away.
       await this.local.set(label, stored).then(
-        () => this.localPrints.set(label, fingerprint(stored)),
+        () => this.noteLocal(label, stored),
         () => undefined,
       );
     }
     return stored;
+  }
+
+  /** Remembers `creds` as the local copy of `label` now (written or read by this store). */
+  private noteLocal(label: string, creds: Credentials): void {
+    const prints = this.localPrints.get(label) ?? [];
+    const print = fingerprint(creds);
+    if (prints.at(-1) !== print) prints.push(print);
+    if (prints.length > LOCAL_PRINTS_MAX) prints.shift();
+    this.localPrints.set(label, prints);
   }
 
   /** Writes a pair over whatever the pool holds (a refresh under the lock, or a sign-in), and tells the others. */

@@ -58,6 +58,39 @@ describe('TokenManager races', () => {
   });
 });
 
+describe('TokenManager: a refused token is never handed back', () => {
+  it('a caller whose refused token is the one the refresh under way ends in gets a newer pair', async () => {
+    const store = new MemoryCredentialStore();
+    await store.set('a', { accessToken: 'sk-ant-oat01-old', refreshToken: 'sk-ant-ort01-old' });
+    const g = gatedRefresher();
+    const tokens = new TokenManager(store, g.refresher);
+    const first = tokens.refresh('a', 'sk-ant-oat01-old');
+    // Overtaken: the pair the first refresh is about to give was refused too.
+    const second = tokens.refresh('a', 'sk-ant-oat01-new-1');
+    g.release();
+    assert.equal((await first).accessToken, 'sk-ant-oat01-new-1');
+    assert.equal((await second).accessToken, 'sk-ant-oat01-new-2');
+    assert.equal(g.calls(), 2);
+  });
+
+  it('holds() is true only for the newest token: not for an older one, nor while a refresh runs or the store announced a newer pair', async () => {
+    const store = new MemoryCredentialStore();
+    await store.set('a', { accessToken: 'sk-ant-oat01-old', refreshToken: 'sk-ant-ort01-old' });
+    const g = gatedRefresher();
+    const tokens = new TokenManager(store, g.refresher);
+    await tokens.current('a');
+    assert.equal(tokens.holds('a', 'sk-ant-oat01-old'), true);
+    const pending = tokens.refresh('a', 'sk-ant-oat01-old');
+    assert.equal(tokens.holds('a', 'sk-ant-oat01-old'), false, 'a refresh is under way');
+    g.release();
+    await pending;
+    assert.equal(tokens.holds('a', 'sk-ant-oat01-old'), false);
+    assert.equal(tokens.holds('a', 'sk-ant-oat01-new-1'), true);
+    tokens.invalidate('a');
+    assert.equal(tokens.holds('a', 'sk-ant-oat01-new-1'), false, 'the store announced a change');
+  });
+});
+
 describe('TokenManager.ready (the request path without a promise)', () => {
   it('gives cached credentials only while current() would give them at once, never an expiring or expired token', async () => {
     let now = 1_000_000_000_000;

@@ -1,6 +1,9 @@
 import { strict as assert } from 'node:assert';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { request } from 'undici';
 import { accounts, callRouter, eventually, messagesBody, routerStatus, startHarness, type Harness } from '../support/routerHarness';
 
 const streamBody = () => messagesBody({ stream: true });
@@ -184,6 +187,63 @@ describe('proxy failover', () => {
       assert.equal(q.bodyBytes, Buffer.byteLength(big));
       assert.equal(q.bodySha256, sha);
     }
+  });
+
+  /**
+   * A token endpoint in front of the sim's whose first `overtaken` grants are refused as soon as
+   * they are issued — as when another router's refresh or an early expiry overtakes a fresh pair.
+   */
+  async function overtakingTokenEndpoint(overtaken: number) {
+    let grants = 0;
+    let target = '';
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        void (async () => {
+          const answer = await request(target, { method: 'POST', headers: { 'content-type': String(req.headers['content-type']) }, body: Buffer.concat(chunks) });
+          const text = await answer.body.text();
+          if (answer.statusCode === 200 && grants++ < overtaken) h.sim.injectFault('a', { kind: 'expire_token' });
+          res.writeHead(answer.statusCode, { 'content-type': 'application/json' }).end(text);
+        })();
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    after(() => server.close());
+    return {
+      url: (simTokenUrl: string) => {
+        target = simTokenUrl;
+        return `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/oauth/token`;
+      },
+      grants: () => grants,
+    };
+  }
+
+  it('refreshes again when a fresh pair is refused at once: the request stays on its account, which is not flagged for sign-in', async () => {
+    const endpoint = await overtakingTokenEndpoint(2);
+    h = await startHarness(specsWithFirst('a', 'b'), { tokenUrl: endpoint.url });
+    await callRouter(h, { session: 's0' });
+    h.sim.injectFault('a', { kind: 'expire_token' });
+    const r = await callRouter(h, { session: 's1', body: streamBody() });
+    assert.equal(r.status, 200);
+    assert.equal(r.headers['x-claude-router-account'], 'a');
+    assert.equal(endpoint.grants(), 3, 'the first two pairs were overtaken; the third served');
+    const a = (await routerStatus(h)).accounts.find((x: any) => x.label === 'a');
+    assert.equal(a.needsSignIn, false);
+    assert.equal(a.usable, true);
+  });
+
+  it('flags sign-in when every fresh pair is refused: the request moves to another account', async () => {
+    const endpoint = await overtakingTokenEndpoint(Infinity);
+    h = await startHarness(specsWithFirst('a', 'b'), { tokenUrl: endpoint.url });
+    await callRouter(h, { session: 's0' });
+    h.sim.injectFault('a', { kind: 'expire_token' });
+    const r = await callRouter(h, { session: 's1', body: streamBody() });
+    assert.equal(r.status, 200);
+    assert.equal(r.headers['x-claude-router-account'], 'b');
+    assert.equal(endpoint.grants(), 3, 'refreshed at most three times');
+    const a = (await routerStatus(h)).accounts.find((x: any) => x.label === 'a');
+    assert.equal(a.needsSignIn, true);
   });
 
   it('moves the request to another account and flags sign-in when a 401 cannot be refreshed', async () => {

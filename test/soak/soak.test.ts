@@ -200,9 +200,14 @@ async function soak(make: (log: Logger) => Promise<SoakTarget>): Promise<void> {
         }
       }
     };
-    // Faults on a clock, not per request: a fast-failing pool must not draw more faults.
+    // Faults on a clock, not per request: a fast-failing pool must not draw more faults. A fault is
+    // the upstream's behaviour of a moment, not a debt: one waits for an account's next request, no
+    // more, or an account the pool kept away from (cooling) would meet a backlog of them on its return.
     const inject = (kinds: Array<() => SimFault>) => {
-      h.sim.injectFault(LABELS[Math.floor(random() * LABELS.length)], kinds[Math.floor(random() * kinds.length)]());
+      const label = LABELS[Math.floor(random() * LABELS.length)];
+      const fault = kinds[Math.floor(random() * kinds.length)]();
+      if (h.sim.account(label).pendingFaults.length > 0) return;
+      h.sim.injectFault(label, fault);
       counts.faults++;
     };
     // Concurrency throttles: now and then an account takes only a few requests at once, for a while.
@@ -225,7 +230,7 @@ async function soak(make: (log: Logger) => Promise<SoakTarget>): Promise<void> {
         counts.maxWaitingBytes = Math.max(counts.maxWaitingBytes, w.bodyBytes);
       }
     };
-    const faultTimers = [setInterval(() => inject(FAULTS), 60), setInterval(() => inject(COOLING_FAULTS), 3_000), setInterval(throttleConcurrency, 2_000), setInterval(room, 20)];
+    const faultTimers = [setInterval(() => inject(FAULTS), 30), setInterval(() => inject(COOLING_FAULTS), 3_000), setInterval(throttleConcurrency, 2_000), setInterval(room, 20)];
     const herdTimer = setTimeout(herd, DURATION_MS * 0.4);
     try {
       await Promise.all(Array.from({ length: SESSIONS }, (_, s) => session(s)));
@@ -254,6 +259,21 @@ async function soak(make: (log: Logger) => Promise<SoakTarget>): Promise<void> {
     for (const d of decisions) outcomes[d.outcome] = (outcomes[d.outcome] ?? 0) + 1;
     const spentRefreshes = LABELS.reduce((n, label) => n + h.sim.account(label).spentRefreshes, 0);
     const refreshes = LABELS.reduce((n, label) => n + h.sim.account(label).refreshCount, 0);
+    // Why the pool refused: each refused request's candidates by filter verdict, and the attempts it made.
+    const refusedWhy: Record<string, number> = {};
+    for (const d of decisions.filter((d) => d.outcome === 'no_usable_account')) {
+      const why = [
+        ...(d.candidates as Array<{ account: string; filter?: { code: string; reason?: string } }>).map(
+          (c) => `${c.account}:${c.filter?.code}${c.filter?.reason ? `/${c.filter.reason}` : ''}`,
+        ),
+        ...(d.attempts as Array<{ account: string; result: string }>).map((a) => `try ${a.account}:${a.result}`),
+        ...((d.waits as Array<{ why: string; end: string }> | undefined) ?? []).map((w) => `wait ${w.why}:${w.end}`),
+      ].join(' ');
+      refusedWhy[why] = (refusedWhy[why] ?? 0) + 1;
+    }
+    const topRefusals = Object.entries(refusedWhy)
+      .sort((x, y) => y[1] - x[1])
+      .slice(0, 8);
     console.log(
       `      soak seed ${seed} (${h.routers.length} router${h.routers.length > 1 ? 's sharing a store' : ''}): ${JSON.stringify({ ...counts, failovers, refreshes, spentRefreshes, decisions: decisions.length, outcomes })}`,
     );
@@ -261,10 +281,18 @@ async function soak(make: (log: Logger) => Promise<SoakTarget>): Promise<void> {
     assert.deepEqual(unhandled, [], 'no unhandled rejection');
     assert.equal(counts.spliced, 0, 'no response carries two message_start');
     assert.equal(counts.bad, 0, `every answer is complete or an Anthropic error: ${badSamples.join(' | ')}`);
-    assert.ok(counts.complete > counts.requests * 0.3, `requests still succeed despite the faults (${counts.complete} of ${counts.requests})`);
+    assert.ok(
+      counts.complete > counts.requests * 0.3,
+      `requests still succeed despite the faults (${counts.complete} of ${counts.requests}); the refusals most often: ${topRefusals.map(([why, n]) => `${n}× ${why}`).join(' | ')}`,
+    );
     assert.ok(Math.abs(decisions.length - counts.requests) <= counts.aborted, `one decision per request (${decisions.length} for ${counts.requests})`);
     assert.equal(new Set(decisions.map((d) => d.requestId)).size, decisions.length, 'no request recorded twice');
     assert.equal(spentRefreshes, 0, 'no refresh token was sent after another refresh had spent it (no invalid_grant caused by rotation)');
+    // Every token the faults expired could be refreshed: no account may end up asking for a sign-in.
+    const signIn = statuses.flatMap((st) =>
+      st.accounts.filter((a: { needsSignIn: boolean }) => a.needsSignIn).map((a: { label: string; needsSignInReason: string }) => `${a.label} (${a.needsSignInReason})`),
+    );
+    assert.deepEqual(signIn, [], 'no account needs sign-in');
 
     // Tokens: the stored pairs still work after all the rotation, and no token string leaked anywhere.
     const secrets: string[] = [];

@@ -40,6 +40,8 @@ export async function startHarness(
     log?: Logger;
     /** The router's clock, epoch ms (default Date.now); give the sim the same one through `sim.now`. */
     now?: () => number;
+    /** The token endpoint the router refreshes at (default the sim's): given the sim's, for a test's own endpoint in front of it. */
+    tokenUrl?: (simTokenUrl: string) => string;
   } = {},
 ): Promise<Harness> {
   const sim = await startFakeUpstream({ accounts: spec, ...opts.sim });
@@ -47,7 +49,7 @@ export async function startHarness(
   const router = await startRouter({
     config: {
       listen: { host: '127.0.0.1', port: 0 },
-      upstream: { baseUrl: sim.url, tokenUrl: sim.tokenUrl },
+      upstream: { baseUrl: sim.url, tokenUrl: opts.tokenUrl?.(sim.tokenUrl) ?? sim.tokenUrl },
       stateDir,
       clientKey: 'test-client-key-0123456789',
       accounts: opts.configAccounts ?? spec.map((a) => ({ label: a.label, accessToken: a.accessToken, refreshToken: a.refreshToken })),

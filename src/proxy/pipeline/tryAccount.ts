@@ -26,6 +26,13 @@ import { bindOnCommit } from './bind';
 import type { RequestContext, RouterServices } from './context';
 import { isConfigured } from './eligibility';
 
+/**
+ * Token refreshes one attempt may make after 401s. A fresh pair can be overtaken while in use —
+ * another request's or router's refresh, an early expiry — so a refused pair is refreshed again a
+ * few times before the account is taken for signed out.
+ */
+const MAX_REFRESHES_PER_ATTEMPT = 3;
+
 /** Error bodies larger than this are not read whole (they are not Anthropic errors). */
 const MAX_ERROR_BODY = 1 << 20;
 /** Successful non-stream answers are buffered whole (failover on a broken one); none is anywhere near this. */
@@ -39,7 +46,8 @@ export type AttemptStep =
   | { next: 'abort' };
 
 /**
- * Tries one account: its credentials (refreshed once on a 401), the upstream call (once more on
+ * Tries one account: its credentials (refreshed on a 401, at most {@link MAX_REFRESHES_PER_ATTEMPT}
+ * times), the upstream call (once more on
  * a fresh connection when a kept-alive one broke), the answer classified, the account's state
  * set (evidence, cooldown, needs-sign-in), and a good answer committed to the client. Every
  * upstream body it relays or holds has the tokens of this attempt — the pair it started with and
@@ -60,7 +68,7 @@ export async function tryAccount(ctx: RequestContext, account: PlanAccount, atte
   const method = ctx.req.method as Dispatcher.HttpMethod;
   // The tokens this attempt sent or received: redacted from every upstream body it passes on.
   const tokens = [creds.accessToken, creds.refreshToken];
-  let refreshed = false;
+  let refreshes = 0;
   let reconnected = false;
   for (;;) {
     const t0 = s.now();
@@ -142,11 +150,11 @@ export async function tryAccount(ctx: RequestContext, account: PlanAccount, atte
       : { status, headers: head.headers, body: redactTokens(call.body, tokens), account: account.id };
 
     if (ctx.route !== 'messages') return { next: cls.kind === 'client_error' ? 'return' : 'rotate', held };
-    if (cls.kind === 'unauthorized' && info.kind === 'oauth' && !refreshed) {
+    if (cls.kind === 'unauthorized' && info.kind === 'oauth' && refreshes < MAX_REFRESHES_PER_ATTEMPT) {
       try {
         creds = await s.tokens.refresh(account.id, creds.accessToken);
         tokens.push(creds.accessToken, creds.refreshToken);
-        refreshed = true;
+        refreshes++;
         s.state.clearNeedsSignIn(account.id);
         continue;
       } catch (err) {
@@ -155,7 +163,11 @@ export async function tryAccount(ctx: RequestContext, account: PlanAccount, atte
       }
     }
     if (cls.kind === 'unauthorized') {
-      if (isConfigured(s, account.id)) s.state.markNeedsSignIn(account.id, 'upstream rejected the credentials (401)');
+      // Only the pool's newest pair refused proves a sign-in is needed: a pair overtaken meanwhile says nothing.
+      if (isConfigured(s, account.id) && (info.kind !== 'oauth' || s.tokens.holds(account.id, creds.accessToken))) {
+        s.state.markNeedsSignIn(account.id, 'upstream rejected the credentials (401)');
+        s.log.warn(`account ${account.id}: the upstream refused its credentials (401)${refreshes ? ` after ${refreshes} refreshes` : ''}; it needs sign-in`);
+      }
       return { next: 'rotate', held };
     }
     applyCooldown(s, account.id, cls, now);
