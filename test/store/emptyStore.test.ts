@@ -8,14 +8,11 @@ import { strict as assert } from 'node:assert';
 import { RefreshError } from '../../src/accounts/oauth';
 import { MemoryCredentialStore } from '../../src/accounts/memoryCredentialStore';
 import type { Credentials } from '../../src/accounts/types';
-import { parseStoreUrl } from '../../src/config/storeUrl';
-import { StoreConnection } from '../../src/store/connection';
 import { keyFromText } from '../../src/store/encryption';
 import { storeKeys } from '../../src/store/keys';
-import { SharedCredentialStore } from '../../src/store/sharedCredentials';
-import { redisForSuite } from '../support/redisSuite';
+import type { SharedCredentialStore } from '../../src/store/sharedCredentials';
+import { redisForSuite, sharedCredentialsOn } from '../support/redisSuite';
 
-const quiet = { info: () => undefined, warn: () => undefined };
 const KEY = keyFromText('ab'.repeat(32), 'the test key');
 const pair = (n: number): Credentials => ({ accessToken: `sk-ant-oat01-a-${n}`, refreshToken: `sk-ant-ort01-a-${n}`, expiresAtMs: Date.now() + 3_600_000 });
 
@@ -25,15 +22,7 @@ describe('shared pool: a store that comes back empty', function () {
 
   /** A router's credentials: its local copy and the shared store over it. */
   async function router(local = new MemoryCredentialStore()): Promise<{ local: MemoryCredentialStore; shared: SharedCredentialStore }> {
-    const conn = new StoreConnection(parseStoreUrl(suite.server().url), { log: quiet });
-    await conn.start();
-    const shared = new SharedCredentialStore(local, conn, KEY, { log: quiet, keySource: 'the test key' });
-    await shared.reconcile();
-    suite.closeAfterTest(async () => {
-      shared.close();
-      await conn.close();
-    });
-    return { local, shared };
+    return { local, shared: await sharedCredentialsOn(suite, local, KEY) };
   }
 
   it("takes each pair from the router that stored it last, never another's possibly spent copy", async () => {

@@ -8,14 +8,11 @@
 import { strict as assert } from 'node:assert';
 import { MemoryCredentialStore } from '../../src/accounts/memoryCredentialStore';
 import type { Credentials } from '../../src/accounts/types';
-import { parseStoreUrl } from '../../src/config/storeUrl';
-import { StoreConnection } from '../../src/store/connection';
 import { keyFromText, open } from '../../src/store/encryption';
 import { storeKeys } from '../../src/store/keys';
-import { SharedCredentialStore } from '../../src/store/sharedCredentials';
-import { redisForSuite } from '../support/redisSuite';
+import type { SharedCredentialStore } from '../../src/store/sharedCredentials';
+import { redisForSuite, sharedCredentialsOn } from '../support/redisSuite';
 
-const quiet = { info: () => undefined, warn: () => undefined };
 const KEY = keyFromText('cd'.repeat(32), 'the test key');
 const pair = (n: number): Credentials => ({ accessToken: `sk-ant-oat01-a-${n}`, refreshToken: `sk-ant-ort01-a-${n}`, expiresAtMs: 1_900_000_000_000 });
 
@@ -35,15 +32,7 @@ describe("shared pool: this machine's copy of the credentials", function () {
 
   async function start(): Promise<{ local: SlowLocalCopy; shared: SharedCredentialStore }> {
     const local = new SlowLocalCopy();
-    const conn = new StoreConnection(parseStoreUrl(suite.server().url), { log: quiet });
-    await conn.start();
-    const shared = new SharedCredentialStore(local, conn, KEY, { log: quiet, keySource: 'the test key' });
-    await shared.reconcile();
-    suite.closeAfterTest(async () => {
-      shared.close();
-      await conn.close();
-    });
-    return { local, shared };
+    return { local, shared: await sharedCredentialsOn(suite, local, KEY) };
   }
 
   const poolPair = async (): Promise<Credentials> => {
