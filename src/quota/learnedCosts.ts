@@ -193,7 +193,8 @@ export class LearnedCosts {
     const m = this.windows(account);
     addServed(windowOf(m, '5h'), w);
     addServed(windowOf(m, '7d'), w);
-    if (family) {
+    // Past the two account-wide windows only when a scoped one was seen (no key string built per answer otherwise).
+    if (family && m.size > 2) {
       const scoped = m.get(`scoped:${family}`);
       if (scoped) addServed(scoped, w);
     }
@@ -204,7 +205,8 @@ export class LearnedCosts {
     const m = this.windows(account);
     see(m, '5h', snapshot.session);
     see(m, '7d', snapshot.weekly);
-    for (const [family, w] of Object.entries(snapshot.scoped ?? {})) see(m, `scoped:${family}`, w);
+    const scoped = snapshot.scoped;
+    if (scoped) for (const family in scoped) see(m, `scoped:${family}`, scoped[family]);
   }
 
   /** What was learned of `account`'s 5h and 7d windows (undefined before any sample). */

@@ -74,32 +74,24 @@ export class LeaseTable {
     if (reservation) this.reservations.set(account, add(this.reservations.get(account), reservation.cost, 1));
     this.onChange();
     this.onCounts();
-    let released = false;
-    const release = () => {
-      if (released) return false;
-      released = true;
-      bump(this.counts, account, -1);
-      if (sessions !== undefined) bump(sessions, session!, -1); // the per-account map stays: accounts are few
-      if (reservation) {
-        const left = add(this.reservations.get(account), reservation.cost, -1);
-        if (isEmpty(left)) this.reservations.delete(account);
-        else this.reservations.set(account, left);
-      }
-      this.onCounts();
-      return true;
-    };
-    return {
-      account,
-      release: () => {
-        if (release()) this.onChange();
-      },
-      reconcile: (usage) => {
-        if (!release()) return;
-        // record() reports the change for both.
-        if (reservation?.model) this.outputs.record(reservation.model, usage.outputTokens);
-        else this.onChange();
-      },
-    };
+    return new HeldLease(this, account, sessions, session, reservation);
+  }
+
+  /** Gives back what one lease took: its count, its session's count, its reservation. Called once per lease (HeldLease). */
+  giveBack(account: string, sessions: Map<string, number> | undefined, session: string | null, reservation: CostReservation | undefined): void {
+    bump(this.counts, account, -1);
+    if (sessions !== undefined) bump(sessions, session!, -1); // the per-account map stays: accounts are few
+    if (reservation) {
+      const left = add(this.reservations.get(account), reservation.cost, -1);
+      if (isEmpty(left)) this.reservations.delete(account);
+      else this.reservations.set(account, left);
+    }
+    this.onCounts();
+  }
+
+  /** Reports a lease's release without an output to learn from. */
+  released(): void {
+    this.onChange();
   }
 
   /** Requests in flight on `account`: this router's and, when the pool is shared, the other routers'. */
@@ -137,6 +129,37 @@ export class LeaseTable {
     for (const v of this.counts.values()) n += v;
     for (const r of this.remote.values()) n += r.inflight;
     return n;
+  }
+}
+
+/** One lease: an object, not closures, since every upstream attempt makes one. */
+class HeldLease implements Lease {
+  private done = false;
+
+  constructor(
+    private readonly table: LeaseTable,
+    readonly account: string,
+    private readonly sessions: Map<string, number> | undefined,
+    private readonly session: string | null,
+    private readonly reservation: CostReservation | undefined,
+  ) {}
+
+  release(): void {
+    if (this.giveBack()) this.table.released();
+  }
+
+  reconcile(usage: UsageRecord): void {
+    if (!this.giveBack()) return;
+    // record() reports the change for both.
+    if (this.reservation?.model) this.table.outputs.record(this.reservation.model, usage.outputTokens);
+    else this.table.released();
+  }
+
+  private giveBack(): boolean {
+    if (this.done) return false;
+    this.done = true;
+    this.table.giveBack(this.account, this.sessions, this.session, this.reservation);
+    return true;
   }
 }
 

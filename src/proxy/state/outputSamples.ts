@@ -43,7 +43,9 @@ class ModelSample {
     this.ring[this.recorded % OUTPUT_SAMPLE_WINDOW] = tokens;
     this.recorded++;
     if (++this.sinceRefresh >= QUANTILE_REFRESH_EVERY || (this.quantile === null && this.samples >= MIN_OUTPUT_SAMPLES)) this.refresh();
-    this.cached = { state: predictionState(this.samples, this.undershootRate, this.checked), quantileTokens: this.quantile };
+    // A new object only when the prediction changed (most answers leave it as it was).
+    const state = predictionState(this.samples, this.undershootRate, this.checked);
+    if (state !== this.cached.state || this.quantile !== this.cached.quantileTokens) this.cached = { state, quantileTokens: this.quantile };
   }
 
   /** The prediction now (the same object until the next record). */
