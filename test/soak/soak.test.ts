@@ -277,6 +277,13 @@ async function soak(make: (log: Logger) => Promise<SoakTarget>): Promise<void> {
     console.log(
       `      soak seed ${seed} (${h.routers.length} router${h.routers.length > 1 ? 's sharing a store' : ''}): ${JSON.stringify({ ...counts, failovers, refreshes, spentRefreshes, decisions: decisions.length, outcomes })}`,
     );
+    if (topRefusals.length)
+      console.log(
+        `      refused most often: ${topRefusals
+          .slice(0, 3)
+          .map(([why, n]) => `${n}× ${why}`)
+          .join(' | ')}`,
+      );
 
     assert.deepEqual(unhandled, [], 'no unhandled rejection');
     assert.equal(counts.spliced, 0, 'no response carries two message_start');
