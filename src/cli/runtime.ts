@@ -4,6 +4,7 @@
  * demo` and the integration tests all start the router through `startRouter`.
  */
 import * as path from 'node:path';
+import { credentialNews } from '../accounts/credentialNews';
 import { AccountRegistry } from '../accounts/registry';
 import { FileCredentialStore } from '../accounts/fileCredentialStore';
 import { seedCredentials } from '../accounts/seed';
@@ -192,11 +193,8 @@ export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
     const { changed, removed } = credentialChanges(stored, now);
     stored = now;
     for (const label of changed) {
-      // The shared store keeping this machine's copy current is no news; an `accounts` command's pair goes to the pool.
-      if (pool && !(await pool.credentials.localChanged(label).catch(() => true))) continue;
-      // Our own refresh stored the pair we hold: no news. Anything else is a new sign-in.
-      const held = tokens.ready(label);
-      if (held !== undefined && held.accessToken === (await store.get(label).catch(() => undefined))?.accessToken) continue;
+      // Our own refresh, or the shared store keeping this copy current, is no news; an `accounts` command's pair is (and goes to the pool).
+      if (!(await credentialNews(label, store, tokens, pool?.credentials))) continue;
       tokens.invalidate(label);
       state.clearNeedsSignIn(label);
       log.info(`accounts: new credentials for "${label}"`);

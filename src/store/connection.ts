@@ -42,7 +42,7 @@ export interface StoreScripts {
   crBind(key: string, json: string, lastServedAtMs: number, ttlMs: number): Promise<number>;
   crGatherInflight(routers: string, prefix: string): Promise<string[]>;
   crReleaseLock(lock: string, owner: string): Promise<number>;
-  crWriteCredentials(hash: string, expectedVersion: string, blob: string, by: string, atMs: number): Promise<number>;
+  crWriteCredentials(hash: string, expectedVersion: string, blob: string, by: string, atMs: number, print: string): Promise<number>;
   crMoreSamples(hash: string, account: string, json: string): Promise<number>;
 }
 

@@ -89,16 +89,25 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 `;
 
+/** Length of one pair's print in a credentials hash's `seen` field, hex characters. */
+export const PAIR_PRINT_CHARS = 16;
+/** Prints the `seen` field keeps, newest first. */
+export const PAIR_PRINTS_KEPT = 16;
+
 /**
- * Writes a sealed pair when the stored version is the one the writer read (compare-and-set), and
- * bumps the version. KEYS[1] credentials hash, ARGV[1] expected version ('' = absent), ARGV[2]
- * blob, ARGV[3] writer id, ARGV[4] epoch ms. Returns the new version, or -1 when another writer came first.
+ * Writes a sealed pair when the stored version is the one the writer read (compare-and-set), bumps
+ * the version, and puts the pair's print in front of `seen` (the pairs the pool has held, newest
+ * first, {@link PAIR_PRINTS_KEPT} of {@link PAIR_PRINT_CHARS} hex each). KEYS[1] credentials hash,
+ * ARGV[1] expected version ('' = absent), ARGV[2] blob, ARGV[3] writer id, ARGV[4] epoch ms,
+ * ARGV[5] the pair's print. Returns the new version, or -1 when another writer came first.
  */
 export const WRITE_CREDENTIALS = `
 local v = redis.call('HGET', KEYS[1], 'v')
 if (v or '') ~= ARGV[1] then return -1 end
 local nv = tonumber(v or '0') + 1
-redis.call('HSET', KEYS[1], 'v', nv, 'blob', ARGV[2], 'by', ARGV[3], 'at', ARGV[4])
+local seen = redis.call('HGET', KEYS[1], 'seen') or ''
+seen = string.sub(ARGV[5] .. seen, 1, ${PAIR_PRINT_CHARS * PAIR_PRINTS_KEPT})
+redis.call('HSET', KEYS[1], 'v', nv, 'blob', ARGV[2], 'by', ARGV[3], 'at', ARGV[4], 'seen', seen)
 return nv
 `;
 

@@ -9,12 +9,13 @@
  * sending a spent refresh token. While Redis is unreachable a router refreshes only a pair it
  * rotated itself (it wrote the pair the store held last); the others wait for the store.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { RefreshError } from '../accounts/oauth';
 import type { CredentialStore, Credentials } from '../accounts/types';
 import type { StoreConnection, StoreMessage } from './connection';
 import { keyCheck, open, seal, type StoreKey } from './encryption';
 import { storeKeys } from './keys';
+import { PAIR_PRINT_CHARS } from './scripts';
 
 /** A refresh lock's life, ms: longer than a refresh may take (the token call's 30 s timeout and the writes after it). */
 export const REFRESH_LOCK_TTL_MS = 45_000;
@@ -198,6 +199,11 @@ export class SharedCredentialStore implements CredentialStore {
     const mine = await this.local.get(label);
     // A pair this store put there itself is no news, however late the read that found it: sent up, a spent pair would replace the pool's.
     if (!mine || this.localPrints.get(label)?.includes(fingerprint(mine))) return false;
+    // Nor is one the pool has held: another router or window over the same copy (VS Code's windows share SecretStorage) put it there.
+    if (this.shared() && (await this.poolHeld(label, mine).catch(() => false))) {
+      this.noteLocal(label, mine);
+      return false;
+    }
     this.noteLocal(label, mine);
     if (this.shared()) await this.write(label, mine).catch(() => this.dirty.add(label));
     else this.dirty.add(label);
@@ -285,7 +291,7 @@ export class SharedCredentialStore implements CredentialStore {
         return mine;
       }
       if (mine) {
-        const version = await this.conn.redis.crWriteCredentials(key, rec.v ?? '', seal(this.key, JSON.stringify(mine), key), this.conn.routerId, this.now());
+        const version = await this.conn.redis.crWriteCredentials(key, rec.v ?? '', seal(this.key, JSON.stringify(mine), key), this.conn.routerId, this.now(), this.poolPrint(mine));
         this.dirty.delete(label);
         if (version >= 0) {
           this.seen.set(label, { version: String(version), by: this.conn.routerId });
@@ -307,6 +313,22 @@ export class SharedCredentialStore implements CredentialStore {
     return stored;
   }
 
+  /** Whether the pool has held `creds` for `label` (its print is in the credentials hash's `seen`). */
+  private async poolHeld(label: string, creds: Credentials): Promise<boolean> {
+    const seen = (await this.conn.redis.hget(storeKeys.credentials(label), 'seen')) ?? '';
+    const print = this.poolPrint(creds);
+    for (let i = 0; i + PAIR_PRINT_CHARS <= seen.length; i += PAIR_PRINT_CHARS) if (seen.startsWith(print, i)) return true;
+    return false;
+  }
+
+  /** A pair's print in the pool: keyed by the pool's key, so Redis alone learns nothing of the tokens from it. */
+  private poolPrint(c: Credentials): string {
+    return createHmac('sha256', this.key)
+      .update(`${c.accessToken}\n${c.refreshToken ?? ''}`)
+      .digest('hex')
+      .slice(0, PAIR_PRINT_CHARS);
+  }
+
   /** Remembers `creds` as the local copy of `label` now (written or read by this store). */
   private noteLocal(label: string, creds: Credentials): void {
     const prints = this.localPrints.get(label) ?? [];
@@ -322,7 +344,7 @@ export class SharedCredentialStore implements CredentialStore {
     const blob = seal(this.key, JSON.stringify(credentials), key);
     for (let tries = 0; ; tries++) {
       const current = (await this.conn.redis.hget(key, 'v')) ?? '';
-      const version = await this.conn.redis.crWriteCredentials(key, current, blob, this.conn.routerId, this.now());
+      const version = await this.conn.redis.crWriteCredentials(key, current, blob, this.conn.routerId, this.now(), this.poolPrint(credentials));
       if (version >= 0) {
         this.seen.set(label, { version: String(version), by: this.conn.routerId });
         this.dirty.delete(label);

@@ -10,6 +10,7 @@ import { mkdtempSync } from 'node:fs';
 import * as os from 'node:os';
 import * as vscode from 'vscode';
 import { randomBytes } from 'node:crypto';
+import { credentialNews } from '../accounts/credentialNews';
 import { MemoryCredentialStore } from '../accounts/memoryCredentialStore';
 import type { AccountInfo, CredentialStore } from '../accounts/types';
 import { loadConfigFile } from '../config/load';
@@ -159,14 +160,7 @@ export class RouterService {
         if (e.key === ACCOUNTS_VERSION_KEY) void this.reloadConfig();
         // Every window of the profile shares SecretStorage: a rotation in one reaches the others here.
         else if (e.key === CLIENT_KEY_SECRET) void this.context.secrets.get(CLIENT_KEY_SECRET).then((key) => this.adoptClientKey(key));
-        else if (e.key.startsWith(credentialKey(''))) {
-          const label = e.key.slice(credentialKey('').length);
-          // A sign-in in this profile goes to the shared pool (the store keeping this copy current is no news).
-          void this.pool?.credentials.localChanged(label).catch(() => undefined);
-          this.real?.router.tokens.invalidate(label);
-          this.real?.router.state.clearNeedsSignIn(label);
-          this.changed.fire();
-        }
+        else if (e.key.startsWith(credentialKey(''))) void this.credentialChanged(e.key.slice(credentialKey('').length));
       }),
     );
     this.disposables.add(this.accounts.onDidChange(() => void this.reloadConfig()));
@@ -291,6 +285,19 @@ export class RouterService {
       const demo = sim ? await this.runtimeFromSettings(SIMULATED_POLICY) : undefined;
       if (sim && demo && 'config' in demo) sim.applyConfig({ ...sim.config, policy: demo.config.policy }, demo.sources);
     }
+    this.changed.fire();
+  }
+
+  /**
+   * A credential in SecretStorage changed — a sign-in in this profile (any window), or a router's
+   * own write of a refreshed pair. Only news (credentialNews) is re-read and lifts needs-sign-in; a
+   * sign-in goes to the shared pool.
+   */
+  private async credentialChanged(label: string): Promise<void> {
+    const router = this.real?.router;
+    if (!router || !(await credentialNews(label, this.store, router.tokens, this.pool?.credentials))) return;
+    router.tokens.invalidate(label);
+    router.state.clearNeedsSignIn(label);
     this.changed.fire();
   }
 

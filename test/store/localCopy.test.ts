@@ -56,6 +56,23 @@ describe("shared pool: this machine's copy of the credentials", function () {
     assert.equal((await poolPair()).refreshToken, pair(2).refreshToken, 'the pool still holds the rotated pair');
   });
 
+  it("two windows over one copy (VS Code windows share SecretStorage): a late read of the other's rotated-away pair is no news either", async () => {
+    const local = new SlowLocalCopy();
+    const leader = await sharedCredentialsOn(suite, local, KEY);
+    const follower = await sharedCredentialsOn(suite, local, KEY);
+    await leader.set('a', pair(1));
+    assert.equal(await follower.localChanged('a'), false, "the leader's pair came through the pool");
+    let release!: () => void;
+    local.gate = new Promise((r) => (release = r));
+    const news = follower.localChanged('a');
+    await new Promise((r) => setImmediate(r));
+    local.gate = undefined;
+    await leader.set('a', pair(2));
+    release();
+    assert.equal(await news, false, 'pair 1 is one the pool held');
+    assert.equal((await poolPair()).refreshToken, pair(2).refreshToken, 'the pool still holds the rotated pair');
+  });
+
   it('a pair a person stored in the copy is news: it goes to the pool', async () => {
     const { local, shared } = await start();
     await shared.set('a', pair(1));
