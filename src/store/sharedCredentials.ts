@@ -9,7 +9,7 @@
  * sending a spent refresh token. While Redis is unreachable a router refreshes only a pair it
  * rotated itself (it wrote the pair the store held last); the others wait for the store.
  */
-import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { RefreshError } from '../accounts/oauth';
 import type { CredentialStore, Credentials } from '../accounts/types';
 import type { StoreConnection, StoreMessage } from './connection';
@@ -46,7 +46,7 @@ interface Seen {
 export class SharedCredentialStore implements CredentialStore {
   private readonly seen = new Map<string, Seen>();
   /**
-   * Per account, the fingerprints of the pairs this store wrote to, or read from, the local copy,
+   * Per account, the prints (`print`) of the pairs this store wrote to, or read from, the local copy,
    * oldest first (at most {@link LOCAL_PRINTS_MAX}): the last is the local copy now; any of them read
    * back later (a slow read of a file since rewritten) is no news.
    */
@@ -198,13 +198,11 @@ export class SharedCredentialStore implements CredentialStore {
   async localChanged(label: string): Promise<boolean> {
     const mine = await this.local.get(label);
     // A pair this store put there itself is no news, however late the read that found it: sent up, a spent pair would replace the pool's.
-    if (!mine || this.localPrints.get(label)?.includes(fingerprint(mine))) return false;
+    if (!mine || this.localPrints.get(label)?.includes(this.print(mine))) return false;
     // Nor is one the pool has held: another router or window over the same copy (VS Code's windows share SecretStorage) put it there.
-    if (this.shared() && (await this.poolHeld(label, mine).catch(() => false))) {
-      this.noteLocal(label, mine);
-      return false;
-    }
+    const poolHeld = this.shared() && (await this.poolHeld(label, mine).catch(() => false));
     this.noteLocal(label, mine);
+    if (poolHeld) return false;
     if (this.shared()) await this.write(label, mine).catch(() => this.dirty.add(label));
     else this.dirty.add(label);
     return true;
@@ -291,7 +289,7 @@ export class SharedCredentialStore implements CredentialStore {
         return mine;
       }
       if (mine) {
-        const version = await this.conn.redis.crWriteCredentials(key, rec.v ?? '', seal(this.key, JSON.stringify(mine), key), this.conn.routerId, this.now(), this.poolPrint(mine));
+        const version = await this.conn.redis.crWriteCredentials(key, rec.v ?? '', seal(this.key, JSON.stringify(mine), key), this.conn.routerId, this.now(), this.print(mine));
         this.dirty.delete(label);
         if (version >= 0) {
           this.seen.set(label, { version: String(version), by: this.conn.routerId });
@@ -303,7 +301,7 @@ export class SharedCredentialStore implements CredentialStore {
       }
       this.dirty.delete(label);
     }
-    if (stored && this.localPrints.get(label)?.at(-1) !== fingerprint(stored)) {
+    if (stored && this.localPrints.get(label)?.at(-1) !== this.print(stored)) {
       // The local copy follows the pool, to serve from if Redis goes away.
       await this.local.set(label, stored).then(
         () => this.noteLocal(label, stored),
@@ -316,15 +314,18 @@ export class SharedCredentialStore implements CredentialStore {
   /** Whether the pool has held `creds` for `label` (its print is in the credentials hash's `seen`). */
   private async poolHeld(label: string, creds: Credentials): Promise<boolean> {
     const seen = (await this.conn.redis.hget(storeKeys.credentials(label), 'seen')) ?? '';
-    const print = this.poolPrint(creds);
+    const print = this.print(creds);
     for (let i = 0; i + PAIR_PRINT_CHARS <= seen.length; i += PAIR_PRINT_CHARS) if (seen.startsWith(print, i)) return true;
     return false;
   }
 
-  /** A pair's print in the pool: keyed by the pool's key, so Redis alone learns nothing of the tokens from it. */
-  private poolPrint(c: Credentials): string {
+  /**
+   * A pair's print (never the pair): what the local copy held (`localPrints`) and the pool has held
+   * (`seen`); keyed by the pool's key, so Redis alone learns nothing of the tokens from it.
+   */
+  private print(c: Credentials): string {
     return createHmac('sha256', this.key)
-      .update(`${c.accessToken}\n${c.refreshToken ?? ''}`)
+      .update(`${c.accessToken}\n${c.refreshToken ?? ''}\n${c.expiresAtMs ?? ''}`)
       .digest('hex')
       .slice(0, PAIR_PRINT_CHARS);
   }
@@ -332,7 +333,7 @@ export class SharedCredentialStore implements CredentialStore {
   /** Remembers `creds` as the local copy of `label` now (written or read by this store). */
   private noteLocal(label: string, creds: Credentials): void {
     const prints = this.localPrints.get(label) ?? [];
-    const print = fingerprint(creds);
+    const print = this.print(creds);
     if (prints.at(-1) !== print) prints.push(print);
     if (prints.length > LOCAL_PRINTS_MAX) prints.shift();
     this.localPrints.set(label, prints);
@@ -344,7 +345,7 @@ export class SharedCredentialStore implements CredentialStore {
     const blob = seal(this.key, JSON.stringify(credentials), key);
     for (let tries = 0; ; tries++) {
       const current = (await this.conn.redis.hget(key, 'v')) ?? '';
-      const version = await this.conn.redis.crWriteCredentials(key, current, blob, this.conn.routerId, this.now(), this.poolPrint(credentials));
+      const version = await this.conn.redis.crWriteCredentials(key, current, blob, this.conn.routerId, this.now(), this.print(credentials));
       if (version >= 0) {
         this.seen.set(label, { version: String(version), by: this.conn.routerId });
         this.dirty.delete(label);
@@ -394,10 +395,3 @@ export class SharedCredentialStore implements CredentialStore {
 
 /** A pair in the pool that this machine's key cannot open: never silently replaced by the local copy. */
 export class SealError extends Error {}
-
-/** A hash of a pair (never the pair itself), to tell whether the local copy changed. */
-function fingerprint(c: Credentials): string {
-  return createHash('sha256')
-    .update(`${c.accessToken}\n${c.refreshToken ?? ''}\n${c.expiresAtMs ?? ''}`)
-    .digest('hex');
-}

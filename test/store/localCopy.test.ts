@@ -26,6 +26,18 @@ class SlowLocalCopy extends MemoryCredentialStore {
   }
 }
 
+/** `reader.localChanged('a')` whose read of the copy begins now and ends only after `meanwhile` ran (the watcher's slow read). */
+async function lateRead(reader: SharedCredentialStore, local: SlowLocalCopy, meanwhile: () => Promise<void>): Promise<boolean> {
+  let release!: () => void;
+  local.gate = new Promise((r) => (release = r));
+  const news = reader.localChanged('a');
+  await new Promise((r) => setImmediate(r));
+  local.gate = undefined;
+  await meanwhile();
+  release();
+  return news;
+}
+
 describe("shared pool: this machine's copy of the credentials", function () {
   this.timeout(30_000);
   const suite = redisForSuite();
@@ -44,15 +56,8 @@ describe("shared pool: this machine's copy of the credentials", function () {
     const { local, shared } = await start();
     await shared.set('a', pair(1));
     // The watcher saw the copy change and reads it; the read is slow.
-    let release!: () => void;
-    local.gate = new Promise((r) => (release = r));
-    const news = shared.localChanged('a');
     // Meanwhile a refresh rotates the pair: the pool and the copy hold pair 2.
-    await new Promise((r) => setImmediate(r));
-    local.gate = undefined;
-    await shared.set('a', pair(2));
-    release();
-    assert.equal(await news, false, 'pair 1 came from this store');
+    assert.equal(await lateRead(shared, local, () => shared.set('a', pair(2))), false, 'pair 1 came from this store');
     assert.equal((await poolPair()).refreshToken, pair(2).refreshToken, 'the pool still holds the rotated pair');
   });
 
@@ -62,14 +67,7 @@ describe("shared pool: this machine's copy of the credentials", function () {
     const follower = await sharedCredentialsOn(suite, local, KEY);
     await leader.set('a', pair(1));
     assert.equal(await follower.localChanged('a'), false, "the leader's pair came through the pool");
-    let release!: () => void;
-    local.gate = new Promise((r) => (release = r));
-    const news = follower.localChanged('a');
-    await new Promise((r) => setImmediate(r));
-    local.gate = undefined;
-    await leader.set('a', pair(2));
-    release();
-    assert.equal(await news, false, 'pair 1 is one the pool held');
+    assert.equal(await lateRead(follower, local, () => leader.set('a', pair(2))), false, 'pair 1 is one the pool held');
     assert.equal((await poolPair()).refreshToken, pair(2).refreshToken, 'the pool still holds the rotated pair');
   });
 
