@@ -238,7 +238,8 @@ function recordCandidates(plan: RoutePlan): RecordedCandidate[] {
       verdict: verdicts[i].verdict,
       reason: verdicts[i].reason,
       filter: verdicts[i].filter,
-      ...(verdicts[i].forecast && { forecast: verdicts[i].forecast }),
+      // Always present (undefined unless `forecast` planned): a spread here made every candidate a slow object.
+      forecast: verdicts[i].forecast,
       index: a.index,
       primary: a.isPrimary,
       fallback: a.fallback,

@@ -74,10 +74,26 @@ export function toStickyKeyHash(value: string): string {
   return isStickyKeyHash(value) ? value : stickyKeyHash(value);
 }
 
-/** The request's sticky key, hashed. Never throws. */
-export function identify(input: IdentifyInput): StickyIdentity {
-  if (input.headerId !== null) return { keyHash: stickyKeyHash(input.headerId), source: 'header', kind: 'session' };
-  if (input.metadataId !== null) return { keyHash: stickyKeyHash(input.metadataId), source: 'metadata', kind: 'session' };
+/** Declared session ids remembered with their identity; past this many the memo starts over (a few hundred sessions is a busy pool). */
+const MEMO_LIMIT = 1024;
+/** Identities of recent declared ids, by source: a session sends many requests, each would hash its id again (docs/performance.md). */
+const memo = { header: new Map<string, Readonly<StickyIdentity>>(), metadata: new Map<string, Readonly<StickyIdentity>>() };
+
+/** The identity of a declared session id: one frozen object per id and source while it is remembered. */
+function declared(id: string, source: 'header' | 'metadata'): Readonly<StickyIdentity> {
+  const ids = memo[source];
+  let found = ids.get(id);
+  if (found === undefined) {
+    if (ids.size >= MEMO_LIMIT) ids.clear();
+    ids.set(id, (found = Object.freeze({ keyHash: stickyKeyHash(id), source, kind: 'session' as const })));
+  }
+  return found;
+}
+
+/** The request's sticky key, hashed. Never throws. The result may be shared between requests: never modify it. */
+export function identify(input: IdentifyInput): Readonly<StickyIdentity> {
+  if (input.headerId !== null) return declared(input.headerId, 'header');
+  if (input.metadataId !== null) return declared(input.metadataId, 'metadata');
   if (!input.fingerprint) return NO_STICKY_KEY;
   const head = stableHead(input.body);
   return head === null ? NO_STICKY_KEY : { keyHash: stickyKeyHash(head), source: 'fingerprint', kind: 'conversation' };

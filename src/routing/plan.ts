@@ -98,9 +98,14 @@ function planWithPolicy(input: PlanInput): RoutePlan {
   else if (reason === 'no_account' || (m.order.length === 0 && reason !== 'round_robin')) reason = 'configured_order';
   const decidedBy: DecidingStage = MODIFIER_REASONS.has(reason) ? 'modify' : oi.eligible.length + oi.soft.length >= 2 ? 'order' : 'filter';
   const plan = finish(full, reason, rankingOrder, m.affinity, m.spill, null, input, strategy, oi, decidedBy, m.sticky);
-  if (strategy.name !== 'fill-first') plan.strategyInputs = strategyInputs(input);
+  if (recordsStrategyInputs(strategy.name)) plan.strategyInputs = strategyInputs(input);
   if (m.probe) plan.probe = m.probe;
   return plan;
+}
+
+/** Whether a plan under `strategy` records its {@link StrategyInputs}: every strategy but the default, whose inputs are all in the candidates. */
+export function recordsStrategyInputs(strategy: string): boolean {
+  return strategy !== 'fill-first';
 }
 
 /** The inputs `replay` needs to plan a non-default strategy's request again. */

@@ -35,7 +35,12 @@ describe('cost leases', function () {
 
   it('the plan of the next request sees the reservation of the one before it on the account it tries', () => {
     const state = new RouterState(3_600_000);
-    const config = { policy: policyFrom({}, {}), accounts: [{ label: 'a', kind: 'oauth' as const, fallback: false, enabled: true }], upstreamBaseUrl: 'http://x' };
+    // forecast reads reservations (every strategy but fill-first records them with its inputs).
+    const config = {
+      policy: policyFrom({ strategy: 'forecast' }, {}),
+      accounts: [{ label: 'a', kind: 'oauth' as const, fallback: false, enabled: true }],
+      upstreamBaseUrl: 'http://x',
+    };
     const params = metricsParams(config.policy, MODEL);
     assert.equal(planFor(state, config, params, null, 0, true).order[0].reserved, undefined, 'nothing in flight: no reservation');
     const cost = estimateCost(20_000, 'cold', 1024, 1.15);
@@ -44,7 +49,12 @@ describe('cost leases', function () {
     state.leases.acquire('a', null, { cost, model: MODEL });
     assert.equal(planFor(state, config, params, null, 0, true).order[0].reserved?.outputTokens, 2048);
     lease.release();
-    assert.deepEqual(planFor(state, config, params, null, 0, true).order[0].reserved, cost);
+    const kept = planFor(state, config, params, null, 0, true).order[0].reserved;
+    assert.deepEqual(kept, cost);
+    state.leases.acquire('a', null, { cost, model: MODEL });
+    assert.deepEqual(kept, cost, 'a plan keeps the reservations of its moment');
+    const fillFirst = { ...config, policy: policyFrom({}, {}) };
+    assert.equal(planFor(state, fillFirst, params, null, 0, true).order[0].reserved, undefined, 'fill-first reads none');
   });
 
   it('requests in flight at once each reserve their estimate (max_tokens while the model warms up), and it all goes back when they are served', async () => {

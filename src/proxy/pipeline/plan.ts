@@ -4,7 +4,7 @@
  * plan of a new, unbound request with the same function.
  */
 import type { MetricsParams } from '../../routing/metrics';
-import { planRoute, type PlanAccount, type RoutePlan } from '../../routing/plan';
+import { planRoute, recordsStrategyInputs, type PlanAccount, type RoutePlan } from '../../routing/plan';
 import { strategyFor } from '../../routing/planner/strategies/registry';
 import type { RuntimeConfig } from '../runtimeConfig';
 import type { RouterState } from '../state/routerState';
@@ -39,6 +39,8 @@ export function planFor(state: RouterState, config: RuntimeConfig, params: Metri
   const latency = strategy.modifiers.has('latency') ? state.performance.latencyFactors(now, params.modelFamily) : undefined;
   const readsErrors = strategy.readsErrorRate === true;
   const forecasting = strategy.readsForecast === true && isMessages;
+  // Reservations are recorded with a strategy's inputs (and read by `forecast`); fill-first copies none.
+  const readsReserved = recordsStrategyInputs(strategy.name);
   const accounts: PlanAccount[] = [];
   for (let index = 0; index < config.accounts.length; index++) {
     const a = config.accounts[index];
@@ -50,7 +52,7 @@ export function planFor(state: RouterState, config: RuntimeConfig, params: Metri
       isPrimary: policy.primaryAccount === a.label,
       fallback: a.fallback,
       inflight: a.fallback ? 0 : state.leases.inflight(a.label),
-      reserved: state.leases.reserved(a.label),
+      reserved: readsReserved ? state.leases.reserved(a.label) : undefined,
       metrics,
       cooldownReason: state.cooldowns.get(a.label)?.reason,
       priority: a.priority,

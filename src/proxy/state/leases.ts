@@ -43,8 +43,8 @@ export class LeaseTable {
   private readonly counts = new Map<string, number>();
   /** The other routers' in-flight counts and reservations per account, when the pool is shared (sharedState.ts); empty otherwise. */
   private remote = new Map<string, RemoteLoad>();
-  /** Sum of the reservations in flight per account; an entry is replaced, never changed, so a plan may keep it. */
-  private readonly reservations = new Map<string, Readonly<CostEstimate>>();
+  /** Sum of the reservations in flight per account, added to in place (no object per lease); read out as copies. */
+  private readonly reservations = new Map<string, CostEstimate>();
   /** Leases per account, then per session key hash: whether a session already has a request on an account (no key is built per request). */
   private readonly sessionCounts = new Map<string, Map<string, number>>();
 
@@ -71,7 +71,11 @@ export class LeaseTable {
       if (sessions === undefined) this.sessionCounts.set(account, (sessions = new Map<string, number>()));
       bump(sessions, session, 1);
     }
-    if (reservation) this.reservations.set(account, add(this.reservations.get(account), reservation.cost, 1));
+    if (reservation) {
+      const sum = this.reservations.get(account);
+      if (sum === undefined) this.reservations.set(account, { ...reservation.cost });
+      else addTo(sum, reservation.cost, 1);
+    }
     this.onChange();
     this.onCounts();
     return new HeldLease(this, account, sessions, session, reservation);
@@ -81,10 +85,10 @@ export class LeaseTable {
   giveBack(account: string, sessions: Map<string, number> | undefined, session: string | null, reservation: CostReservation | undefined): void {
     bump(this.counts, account, -1);
     if (sessions !== undefined) bump(sessions, session!, -1); // the per-account map stays: accounts are few
-    if (reservation) {
-      const left = add(this.reservations.get(account), reservation.cost, -1);
-      if (isEmpty(left)) this.reservations.delete(account);
-      else this.reservations.set(account, left);
+    const sum = reservation && this.reservations.get(account);
+    if (sum) {
+      addTo(sum, reservation.cost, -1);
+      if (isEmpty(sum)) this.reservations.delete(account);
     }
     this.onCounts();
   }
@@ -102,7 +106,7 @@ export class LeaseTable {
 
   /** This router's own requests in flight and reservations, per account that has any (what it tells the shared store). */
   local(): Array<[account: string, inflight: number, reserved: Readonly<CostEstimate> | undefined]> {
-    return [...this.counts].map(([account, n]) => [account, n, this.reservations.get(account)]);
+    return [...this.counts].map(([account, n]) => [account, n, copyOf(this.reservations.get(account))]);
   }
 
   /** Replaces what the other routers of a shared pool have in flight (empty: none known, e.g. the store is unreachable). */
@@ -116,11 +120,18 @@ export class LeaseTable {
     return this.sessionCounts.get(account)?.get(session) ?? 0;
   }
 
-  /** The estimated tokens reserved on `account` by the requests in flight (this router's and the other routers'), by kind; undefined when none. */
+  /**
+   * The estimated tokens reserved on `account` by the requests in flight (this router's and the other
+   * routers'), by kind, as of now (a new object the caller may keep); undefined when none.
+   */
   reserved(account: string): Readonly<CostEstimate> | undefined {
     const mine = this.reservations.get(account);
     const theirs = this.remote.size === 0 ? undefined : this.remote.get(account)?.reserved;
-    return theirs === undefined ? mine : mine === undefined ? theirs : add(mine, theirs, 1);
+    if (theirs === undefined) return copyOf(mine);
+    if (mine === undefined) return theirs;
+    const sum = { ...mine };
+    addTo(sum, theirs, 1);
+    return sum;
   }
 
   /** Requests in flight on all accounts (this router's and, when the pool is shared, the other routers'). */
@@ -163,14 +174,16 @@ class HeldLease implements Lease {
   }
 }
 
-/** `sum + sign × cost`, a new object. */
-function add(sum: Readonly<CostEstimate> | undefined, cost: Readonly<CostEstimate>, sign: 1 | -1): CostEstimate {
-  return {
-    inputTokens: (sum?.inputTokens ?? 0) + sign * cost.inputTokens,
-    cacheReadTokens: (sum?.cacheReadTokens ?? 0) + sign * cost.cacheReadTokens,
-    cacheWriteTokens: (sum?.cacheWriteTokens ?? 0) + sign * cost.cacheWriteTokens,
-    outputTokens: (sum?.outputTokens ?? 0) + sign * cost.outputTokens,
-  };
+/** `sum += sign × cost`, in place (token counts are integers: the sums stay exact). */
+function addTo(sum: CostEstimate, cost: Readonly<CostEstimate>, sign: 1 | -1): void {
+  sum.inputTokens += sign * cost.inputTokens;
+  sum.cacheReadTokens += sign * cost.cacheReadTokens;
+  sum.cacheWriteTokens += sign * cost.cacheWriteTokens;
+  sum.outputTokens += sign * cost.outputTokens;
+}
+
+function copyOf(c: Readonly<CostEstimate> | undefined): CostEstimate | undefined {
+  return c === undefined ? undefined : { inputTokens: c.inputTokens, cacheReadTokens: c.cacheReadTokens, cacheWriteTokens: c.cacheWriteTokens, outputTokens: c.outputTokens };
 }
 
 function isEmpty(c: CostEstimate): boolean {

@@ -1,7 +1,8 @@
 /**
  * The rolling sample of what each model really returns (output tokens of complete answers), behind
  * the adaptive output estimate of cost leases (src/routing/costEstimate.ts, docs/cost-leases.md).
- * Reading a prediction is O(1): the quantile is recomputed from a sorted copy of the ring once per
+ * Reading a prediction is O(1): the ring's values are also kept sorted as they come and go (a binary
+ * search and a short move per answer, no sort), and the quantile in force is read from them once per
  * {@link QUANTILE_REFRESH_EVERY} samples, when an answer is reconciled, never while a request is planned.
  */
 import { MIN_OUTPUT_SAMPLES, OUTPUT_QUANTILE, predictionState, quantileOfSorted, type OutputPrediction, type OutputPredictionState } from '../../routing/costEstimate';
@@ -19,6 +20,7 @@ export const MAX_TRACKED_MODELS = 64;
 class ModelSample {
   /** Output tokens, a ring of the newest {@link OUTPUT_SAMPLE_WINDOW}. */
   private readonly ring = new Uint32Array(OUTPUT_SAMPLE_WINDOW);
+  /** The ring's values in ascending order (the first {@link samples} entries). */
   private readonly sorted = new Uint32Array(OUTPUT_SAMPLE_WINDOW);
   /** 1 where an output checked against the quantile beat it, a ring of the newest {@link UNDERSHOOT_WINDOW}. */
   private readonly beaten = new Uint8Array(UNDERSHOOT_WINDOW);
@@ -40,7 +42,18 @@ class ModelSample {
       this.beatenInWindow += this.beaten[slot];
       this.checkedTotal++;
     }
-    this.ring[this.recorded % OUTPUT_SAMPLE_WINDOW] = tokens;
+    const slot = this.recorded % OUTPUT_SAMPLE_WINDOW;
+    let n = this.samples;
+    if (n === OUTPUT_SAMPLE_WINDOW) {
+      // The oldest output leaves the sorted values too.
+      const at = lowerBound(this.sorted, n, this.ring[slot]);
+      this.sorted.copyWithin(at, at + 1, n);
+      n--;
+    }
+    const at = lowerBound(this.sorted, n, tokens);
+    this.sorted.copyWithin(at + 1, at, n);
+    this.sorted[at] = tokens;
+    this.ring[slot] = tokens;
     this.recorded++;
     if (++this.sinceRefresh >= QUANTILE_REFRESH_EVERY || (this.quantile === null && this.samples >= MIN_OUTPUT_SAMPLES)) this.refresh();
     // A new object only when the prediction changed (most answers leave it as it was).
@@ -73,10 +86,20 @@ class ModelSample {
     this.sinceRefresh = 0;
     const n = this.samples;
     if (n < MIN_OUTPUT_SAMPLES) return;
-    this.sorted.set(this.ring);
-    const live = this.sorted.subarray(0, n).sort();
-    this.quantile = quantileOfSorted(live, n, OUTPUT_QUANTILE);
+    this.quantile = quantileOfSorted(this.sorted, n, OUTPUT_QUANTILE);
   }
+}
+
+/** The first index of ascending `sorted[0..n)` whose value is not below `v` (n when none). */
+function lowerBound(sorted: Uint32Array, n: number, v: number): number {
+  let lo = 0;
+  let hi = n;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid] < v) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** What `/estimation` shows of one model. */

@@ -37,6 +37,25 @@ describe('proxy/state OutputSamples: the adaptive output estimate', () => {
     assert.equal(s.estimates()[0].samples, OUTPUT_SAMPLE_WINDOW);
   });
 
+  it('reads the p95 of exactly the newest 200 outputs, whatever their order (values kept sorted as they come and go)', () => {
+    const s = new OutputSamples();
+    let seed = 7;
+    const next = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31);
+    const seen: number[] = [];
+    for (let i = 1; i <= 1_000; i++) {
+      // Repeats, zeros and a wide range: duplicates must leave the sorted values one for one.
+      const v = next() % 3 === 0 ? 0 : next() % (i < 500 ? 50 : 5_000);
+      seen.push(v);
+      s.record(M, v);
+      // The quantile in force is read every 10th answer from the 20th.
+      if (i >= 20 && i % 10 === 0) {
+        const window = seen.slice(-OUTPUT_SAMPLE_WINDOW).sort((a, b) => a - b);
+        const p95 = window[Math.ceil(0.95 * window.length) - 1];
+        assert.equal(s.estimates()[0].quantileTokens, p95, `after ${i} answers`);
+      }
+    }
+  });
+
   it('falls back to max_tokens when the quantile is beaten more than twice as often as it should, and predicts again once it recovers', () => {
     const s = new OutputSamples();
     feed(s, Array(40).fill(100));
