@@ -367,11 +367,14 @@ export class RouterState {
   changed(): void {
     if (this.changePending) return;
     this.changePending = true;
-    queueMicrotask(() => {
-      this.changePending = false;
-      this.events.emit('changed');
-    });
+    queueMicrotask(this.emitChanged);
   }
+
+  /** One function for every coalesced change (requests signal several changes each). */
+  private readonly emitChanged = (): void => {
+    this.changePending = false;
+    this.events.emit('changed');
+  };
 
   /** The persisted shape at `now` (expired bindings and cooldowns dropped). */
   toSaved(now: number): SavedRouterState {
