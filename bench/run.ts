@@ -9,7 +9,8 @@
  * each target around each measurement window, and its peak RSS.
  *
  * Targets per cell: direct (load generator → upstream), bare, proxy, and in the cells of STORE_CELLS
- * also store (the proxy sharing its state through a local redis-server, docs/shared-pool.md); run A B C, then C B A
+ * also store (the proxy sharing its state through a local redis-server, docs/shared-pool.md), and with BENCH_BASELINE
+ * in the c=32 cells also baseline (another build of the CLI, between whose windows and the proxy's sits bare); run A B C, then C B A
  * (BENCH_ROUNDS rounds alternating). Cells: JSON, SSE burst (25 events in one burst), SSE paced
  * (25 events 1 ms apart) × small / ~250 KB Claude-Code-shaped body × concurrency 1, 32, 256.
  *
@@ -25,6 +26,9 @@
  *   BENCH_PROXY_FLAGS="…", BENCH_BARE_FLAGS="…"  extra node flags for the proxy / the pass-through
  *                          (e.g. --trace-gc), for investigations
  *   BENCH_LOG_DIR=DIR      keep the proxy's and the pass-through's stdout/stderr there
+ *   BENCH_BASELINE=FILE    also measure this other build of the CLI (e.g. an older dist/cli.js) as target
+ *                          `baseline` in the c=32 cells, in the same rounds as the proxy, and judge the
+ *                          change of the CPU ratio round by round (docs/performance.md, "Judging a change")
  */
 import { execFileSync, fork, spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -45,6 +49,8 @@ const OUT = path.join(ROOT, 'out', 'bench');
 const BUILT_CLI = path.join(ROOT, 'dist', 'cli.js');
 /** The proxy bundle the run measures: a copy of dist/cli.js taken at start, so a rebuild during the run changes nothing. */
 let CLI = BUILT_CLI;
+/** BENCH_BASELINE: another build of the CLI measured beside the proxy in the c=32 cells (undefined: none). */
+const BASELINE_CLI = process.env.BENCH_BASELINE ? path.resolve(process.env.BENCH_BASELINE) : undefined;
 
 const env = process.env;
 const num = (v: string | undefined, d: number) => (v !== undefined && v !== '' && Number.isFinite(Number(v)) ? Number(v) : d);
@@ -83,6 +89,8 @@ const TARGET = {
   largeBodyCpuUs: 800,
   rssMb: 160,
   routingUsAt50: 50,
+  /** Most a change may raise the c=32 CPU ratio to the bare pass-through, judged against BENCH_BASELINE. */
+  cpuRatioChange: 0.05,
 };
 
 // ---- cells --------------------------------------------------------------------------------
@@ -225,7 +233,7 @@ function safeCpu(pid: number): number {
 // ---- processes: the upstream per pacing, bare + proxy per cell ---------------------------
 
 interface Target {
-  name: 'direct' | 'bare' | 'proxy' | 'store';
+  name: 'direct' | 'bare' | 'proxy' | 'store' | 'baseline';
   url: string;
   /** The process whose CPU and memory are measured (none for direct). */
   child?: Child;
@@ -245,6 +253,8 @@ interface Targets {
   proxy: Child;
   /** The proxy with a shared store, in the cells of STORE_CELLS. */
   store?: Child;
+  /** The other build of BENCH_BASELINE, in the c=32 cells. */
+  baseline?: Child;
   list: Target[];
   tmp: string;
 }
@@ -306,26 +316,39 @@ async function startTargets(up: Upstream, cell: Cell): Promise<Targets> {
     fs.writeFileSync(storeConfig, fs.readFileSync(configFile, 'utf8').replace(/^state-dir: .*$/m, `state-dir: ${q(storeDir)}\nstate-store: ${q(redis.url)}`));
     store = startChild('proxy+store', [...prof('store'), ...PROXY_FLAGS, CLI, 'start', '--config', storeConfig], { env: proxyEnv });
   }
+  // The other build: the same configuration, its own state directory.
+  let baseline: Child | undefined;
+  if (BASELINE_CLI && cell.c === 32) {
+    const baselineConfig = path.join(tmp, 'baseline-config.yaml');
+    fs.writeFileSync(baselineConfig, fs.readFileSync(configFile, 'utf8').replace(/^state-dir: .*$/m, `state-dir: ${q(path.join(tmp, 'baseline-state'))}`));
+    baseline = startChild('baseline', [...prof('baseline'), ...PROXY_FLAGS, BASELINE_CLI, 'start', '--config', baselineConfig], { env: proxyEnv });
+  }
   const bareUrl = (await waitFor(bare, /^passthrough listening on (\S+)$/m))[1];
-  const proxyUrl = (await waitFor(proxy, /^listening on (http:\/\/127\.0\.0\.1:\d+)$/m))[1];
-  const storeUrl = store ? (await waitFor(store, /^listening on (http:\/\/127\.0\.0\.1:\d+)$/m))[1] : undefined;
+  const listening = /^listening on (http:\/\/127\.0\.0\.1:\d+)$/m;
+  const proxyUrl = (await waitFor(proxy, listening))[1];
+  const storeUrl = store ? (await waitFor(store, listening))[1] : undefined;
+  const baselineUrl = baseline ? (await waitFor(baseline, listening))[1] : undefined;
+  const key = { 'x-claude-router-key': clientKey };
+  const direct: Target = { name: 'direct', url: info.url, credential: { authorization: `Bearer ${info.accounts[0].accessToken}` } };
+  const bareT: Target = { name: 'bare', url: bareUrl, child: bare, credential: key };
+  const proxyT: Target = { name: 'proxy', url: proxyUrl, child: proxy, credential: key };
+  const storeT: Target[] = store && storeUrl ? [{ name: 'store', url: storeUrl, child: store, credential: key }] : [];
   return {
     bare,
     proxy,
     store,
+    baseline,
     tmp,
-    list: [
-      { name: 'direct', url: info.url, credential: { authorization: `Bearer ${info.accounts[0].accessToken}` } },
-      { name: 'bare', url: bareUrl, child: bare, credential: { 'x-claude-router-key': clientKey } },
-      { name: 'proxy', url: proxyUrl, child: proxy, credential: { 'x-claude-router-key': clientKey } },
-      ...(store && storeUrl ? [{ name: 'store' as const, url: storeUrl, child: store, credential: { 'x-claude-router-key': clientKey } }] : []),
-    ],
+    // With a baseline, the two builds sit on either side of the bare pass-through (proxy, bare, baseline, then reversed): each build's window is adjacent to a bare one.
+    list:
+      baseline && baselineUrl ? [direct, ...storeT, proxyT, bareT, { name: 'baseline', url: baselineUrl, child: baseline, credential: key }] : [direct, bareT, proxyT, ...storeT],
   };
 }
 
 async function stopTargets(t: Targets): Promise<void> {
-  await Promise.all([stopChild(t.proxy), stopChild(t.bare), ...(t.store ? [stopChild(t.store)] : [])]);
-  for (const c of [t.proxy, t.bare, ...(t.store ? [t.store] : [])]) {
+  const children = [t.proxy, t.bare, ...(t.store ? [t.store] : []), ...(t.baseline ? [t.baseline] : [])];
+  await Promise.all(children.map((c) => stopChild(c)));
+  for (const c of children) {
     const errs = c.err.split('\n').filter((l) => / (WARN|ERROR) /.test(l));
     if (errs.length) process.stdout.write(`  note: ${c.name} logged ${errs.length} warning/error lines, e.g.\n    ${errs.slice(0, 3).join('\n    ')}\n`);
   }
@@ -578,6 +601,24 @@ function verdicts(results: Map<string, Stats[]>, routing: RoutingRow[] | null): 
         text: `CPU/request ≤ ${TARGET.cpuRatio}× bare · ${kind} ${body} c=32: ${ratio.toFixed(2)}× (median of rounds ${perRound.map((r) => r.toFixed(2)).join('/')}); proxy ${p.cpuUsPerReq!.toFixed(0)} µs vs bare ${b.cpuUsPerReq!.toFixed(0)} µs`,
       });
     }
+  // 1b. With a baseline build: the change of that ratio, round by round (each round measures both builds beside the same bare windows).
+  for (const kind of KINDS)
+    for (const body of BODIES) {
+      const l = get(kind, body, 32, 'baseline');
+      if (!l) continue;
+      const p = get(kind, body, 32, 'proxy')!;
+      const b = get(kind, body, 32, 'bare')!;
+      const mine = p.cpuUsPerReqRounds.map((v, i) => v / b.cpuUsPerReqRounds[i]);
+      const theirs = l.cpuUsPerReqRounds.map((v, i) => v / b.cpuUsPerReqRounds[i]);
+      const change = median(mine.map((r, i) => r - theirs[i]));
+      const sign = (v: number) => `${v >= 0 ? '+' : ''}${v.toFixed(2)}`;
+      out.push({
+        pass: change <= TARGET.cpuRatioChange && !invalid(p, b, l),
+        text:
+          `CPU ratio change ≤ +${TARGET.cpuRatioChange} against the baseline · ${kind} ${body} c=32: ${sign(change)} (median of the rounds' differences ${mine.map((r, i) => sign(r - theirs[i])).join('/')}); ` +
+          `proxy ${median(mine).toFixed(2)}× vs baseline ${median(theirs).toFixed(2)}× (medians of rounds)`,
+      });
+    }
   // 2. Added time to completion at c=1.
   for (const kind of KINDS)
     for (const body of BODIES) {
@@ -701,6 +742,7 @@ function machineLine(): string {
 /** Pins the proxy bundle (a private copy) and describes it: hash, build time, source tree state. */
 function pinBuild(): string {
   if (!fs.existsSync(BUILT_CLI)) throw new Error(`${BUILT_CLI} is missing: run \`npm run build\` first`);
+  if (BASELINE_CLI && !fs.existsSync(BASELINE_CLI)) throw new Error(`BENCH_BASELINE: ${BASELINE_CLI} does not exist`);
   // Kept with the profiles when profiling (their source locations map through it).
   const dir = PROFILE_DIR ? path.join(PROFILE_DIR, 'cli') : fs.mkdtempSync(path.join(os.tmpdir(), 'claude-router-bench-cli-'));
   fs.mkdirSync(dir, { recursive: true });
@@ -716,7 +758,8 @@ function pinBuild(): string {
   } catch {
     /* not a git checkout */
   }
-  return `proxy under test: dist/cli.js sha256 ${hash}…, built ${fs.statSync(BUILT_CLI).mtime.toISOString()}${tree}`;
+  const baseline = BASELINE_CLI ? `\nbaseline: ${BASELINE_CLI} sha256 ${createHash('sha256').update(fs.readFileSync(BASELINE_CLI)).digest('hex').slice(0, 12)}…` : '';
+  return `proxy under test: dist/cli.js sha256 ${hash}…, built ${fs.statSync(BUILT_CLI).mtime.toISOString()}${tree}${baseline}`;
 }
 
 async function main(): Promise<void> {
@@ -775,7 +818,7 @@ async function main(): Promise<void> {
           }
           (json.cells as Record<string, unknown>)[cell.id] = { stats, rounds: Object.fromEntries([...windows].map(([k, ws]) => [k, ws.map(roundSummary)])) };
           if (PROFILE_DIR) {
-            for (const who of ['proxy', 'bare', ...(targets.store ? ['store'] : [])]) {
+            for (const who of ['proxy', 'bare', ...(targets.store ? ['store'] : []), ...(targets.baseline ? ['baseline'] : [])]) {
               const dir = profileDir(cell, who);
               const files = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')) : [];
               for (const f of files) process.stdout.write(`\n${formatSummary(`${who} (${path.join(dir, f)})`, summarise(path.join(dir, f), 25), servedInCell.get(who))}\n`);
