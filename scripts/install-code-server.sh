@@ -136,11 +136,16 @@ NODE24_VERSION_OUT="$("$NODE24_DIR/bin/node" --version)"
 
 # code-server's install and its native builds (node-gyp: kerberos, argon2, ...) must use
 # Node 24 and its headers; npm here may default nodedir to the system Node 20's headers.
+# code-server's postinstall reads the Node version from npm's user agent, and npm takes that
+# from the environment when set: run from `npm test` (pretest), it is the outer npm's, with the
+# system Node 20 in it, and the postinstall refuses. So it is set to the Node 24 that runs it.
+NODE24_USER_AGENT="npm/$(PATH="$NODE24_DIR/bin:$PATH" npm --version) node/${NODE24_VERSION_OUT} linux x64"
 log "installing code-server@${CODE_SERVER_VERSION} with Node ${NODE24_VERSION_OUT}"
 (
   cd "$STAGING"
   export PATH="$NODE24_DIR/bin:$PATH"
   export npm_config_nodedir="$NODE24_DIR"
+  export npm_config_user_agent="$NODE24_USER_AGENT"
   npm install "${NPM_FLAGS[@]}" "code-server@${CODE_SERVER_VERSION}"
 ) 1>&2
 [[ -f "$STAGING/$ENTRY_REL" ]] || die "code-server missing after npm install: $STAGING/$ENTRY_REL"
@@ -153,7 +158,7 @@ if ! postinstall_done "$STAGING"; then
     cd "$STAGING/node_modules/code-server"
     export PATH="$NODE24_DIR/bin:$PATH"
     export npm_config_nodedir="$NODE24_DIR"
-    npm_config_user_agent="npm/$(npm --version) node/${NODE24_VERSION_OUT} linux x64" sh postinstall.sh
+    npm_config_user_agent="$NODE24_USER_AGENT" sh postinstall.sh
   ) 1>&2
 fi
 
