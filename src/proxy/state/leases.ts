@@ -73,7 +73,7 @@ export class LeaseTable {
     }
     if (reservation) {
       const sum = this.reservations.get(account);
-      if (sum === undefined) this.reservations.set(account, { ...reservation.cost });
+      if (sum === undefined) this.reservations.set(account, copyOf(reservation.cost));
       else addTo(sum, reservation.cost, 1);
     }
     this.onChange();
@@ -104,9 +104,12 @@ export class LeaseTable {
     return this.remote.size === 0 ? mine : mine + (this.remote.get(account)?.inflight ?? 0);
   }
 
-  /** This router's own requests in flight and reservations, per account that has any (what it tells the shared store). */
-  local(): Array<[account: string, inflight: number, reserved: Readonly<CostEstimate> | undefined]> {
-    return [...this.counts].map(([account, n]) => [account, n, copyOf(this.reservations.get(account))]);
+  /** This router's own requests in flight and reservations (copies the caller owns), per account that has any (what it tells the shared store). */
+  local(): Array<[account: string, inflight: number, reserved: CostEstimate | undefined]> {
+    return [...this.counts].map(([account, n]) => {
+      const sum = this.reservations.get(account);
+      return [account, n, sum && copyOf(sum)];
+    });
   }
 
   /** Replaces what the other routers of a shared pool have in flight (empty: none known, e.g. the store is unreachable). */
@@ -127,9 +130,9 @@ export class LeaseTable {
   reserved(account: string): Readonly<CostEstimate> | undefined {
     const mine = this.reservations.get(account);
     const theirs = this.remote.size === 0 ? undefined : this.remote.get(account)?.reserved;
-    if (theirs === undefined) return copyOf(mine);
-    if (mine === undefined) return theirs;
-    const sum = { ...mine };
+    if (theirs === undefined) return mine && copyOf(mine);
+    if (mine === undefined) return copyOf(theirs);
+    const sum = copyOf(mine);
     addTo(sum, theirs, 1);
     return sum;
   }
@@ -182,8 +185,8 @@ function addTo(sum: CostEstimate, cost: Readonly<CostEstimate>, sign: 1 | -1): v
   sum.outputTokens += sign * cost.outputTokens;
 }
 
-function copyOf(c: Readonly<CostEstimate> | undefined): CostEstimate | undefined {
-  return c === undefined ? undefined : { inputTokens: c.inputTokens, cacheReadTokens: c.cacheReadTokens, cacheWriteTokens: c.cacheWriteTokens, outputTokens: c.outputTokens };
+function copyOf(c: Readonly<CostEstimate>): CostEstimate {
+  return { inputTokens: c.inputTokens, cacheReadTokens: c.cacheReadTokens, cacheWriteTokens: c.cacheWriteTokens, outputTokens: c.outputTokens };
 }
 
 function isEmpty(c: CostEstimate): boolean {

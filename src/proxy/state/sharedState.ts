@@ -109,7 +109,7 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
     inflightDirty = false;
     if (!conn.up) return;
     const mine: Record<string, [number, CostEstimate | null]> = {};
-    for (const [account, n, reserved] of state.leases.local()) mine[account] = [n, reserved ? { ...reserved } : null];
+    for (const [account, n, reserved] of state.leases.local()) mine[account] = [n, reserved ?? null]; // local() hands out copies
     redis.set(storeKeys.inflight(conn.routerId), JSON.stringify(mine), 'PX', INFLIGHT_TTL_MS).catch(ignore);
     redis.sadd(storeKeys.routers, conn.routerId).catch(ignore);
     conn.publish({ k: 'i' });
