@@ -24,6 +24,7 @@ import { parseUnifiedHeaders } from '../src/quota/headers';
 import { mergeSnapshot } from '../src/quota/merge';
 import { modelFamily } from '../src/quota/family';
 import { forEachEvent, SseFramer } from '../src/proxy/relay/sse';
+import { usageFromJson } from '../src/proxy/relay/answerUsage';
 import { identify } from '../src/routing/identify';
 import { computeMetrics } from '../src/routing/metrics';
 import { planRoute, type PlanAccount } from '../src/routing/plan';
@@ -189,7 +190,12 @@ export async function runHotpath(quick: boolean): Promise<HotpathRow[]> {
   add('upstreamHeaders (copy + credential + betas)', () => upstreamHeaders(head, 'oauth', accounts[0].accessToken));
   add('parseUnifiedHeaders + mergeSnapshot (recordEvidence)', () => mergeSnapshot(snapshot, parseUnifiedHeaders(upHeaders, now)!));
   add('clientHeaderList', () => clientHeaderList(upHeaders, ['x-claude-router-account', 'a1']));
-  add('usage from a JSON answer (JSON.parse of the body)', () => JSON.parse(jsonBody.toString('utf8')));
+  add('usage from a JSON answer (its last member)', () => usageFromJson(jsonBody));
+  // A long answer: 40 KB of text before the usage member, which is all that is parsed.
+  const answer = JSON.parse(jsonBody.toString('utf8')) as { content: unknown[] };
+  const longBody = Buffer.from(JSON.stringify({ ...answer, content: [{ type: 'text', text: 'word '.repeat(8_000) }], usage: (answer as { usage?: unknown }).usage }));
+  add(`usage from a JSON answer of ${Math.round(longBody.length / 1024)} KB (its last member)`, () => usageFromJson(longBody));
+  add(`the same answer parsed whole (JSON.parse)`, () => JSON.parse(longBody.toString('utf8')));
   // What the stream relay does per chunk: frame whole events, read their names.
   const countEvents = (chunks: Buffer[]) => {
     const framer = new SseFramer();

@@ -16,7 +16,7 @@
  *
  * Environment:
  *   BENCH_QUICK=1          short windows (about 2 minutes in all)
- *   BENCH_ROUNDS=n         rounds per cell (default 3: A B C, C B A, A B C, and 7 for the c=32 cells; quick 2 and 3; at most 9)
+ *   BENCH_ROUNDS=n         rounds per cell (default 3: A B C, C B A, A B C, and 7 for the c=32 cells; quick 2 and 3; at most 31 — judging a change against BENCH_BASELINE wants 21 or more)
  *   BENCH_WARMUP_MS, BENCH_MEASURE_MS   per target and round (default 400 / 1500; quick 150 / 500)
  *   BENCH_CELLS=a,b        only cells whose id contains one of these (ids: json/small/c1, sse-burst/250KB/c32, sse-1ms/…)
  *   BENCH_SKIP_ROUTING=1, BENCH_SKIP_HTTP=1, BENCH_SKIP_HOTPATH=1, BENCH_SKIP_STORE=1 (the shared-store target)
@@ -55,7 +55,7 @@ const BASELINE_CLI = process.env.BENCH_BASELINE ? path.resolve(process.env.BENCH
 const env = process.env;
 const num = (v: string | undefined, d: number) => (v !== undefined && v !== '' && Number.isFinite(Number(v)) ? Number(v) : d);
 const QUICK = env.BENCH_QUICK === '1';
-const ROUNDS = Math.max(1, Math.min(9, num(env.BENCH_ROUNDS, QUICK ? 2 : 3)));
+const ROUNDS = Math.max(1, Math.min(31, num(env.BENCH_ROUNDS, QUICK ? 2 : 3)));
 /**
  * Rounds of the c=32 cells, whose CPU ratio is a verdict: a single round's ratio moves by ±40 %
  * on these VMs, and with 5 rounds whole runs of one build still differed by ±0.15, so the median
@@ -509,8 +509,9 @@ function aggregate(target: string, ws: Window[]): Stats {
     totalP50Rounds: ws.map((w) => percentile(sortedCopy(w.totalMs), 50)),
     totalP99Rounds: ws.map((w) => percentile(sortedCopy(w.totalMs), 99)),
     chunksMean: chunks.length ? chunks.reduce((s, v) => s + v, 0) / chunks.length : NaN,
-    chunksMin: chunks.length ? Math.min(...chunks) : NaN,
-    chunksMax: chunks.length ? Math.max(...chunks) : NaN,
+    // Reduced, not spread: a long run has more samples than the stack has room for arguments.
+    chunksMin: chunks.length ? chunks.reduce((a, v) => Math.min(a, v)) : NaN,
+    chunksMax: chunks.length ? chunks.reduce((a, v) => Math.max(a, v)) : NaN,
     peakRssMb: rss.length ? Math.max(...rss) / 1024 : null,
     foreignCores: ws.reduce((s, w) => s + w.foreignCores, 0) / ws.length,
   };

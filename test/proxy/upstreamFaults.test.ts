@@ -555,6 +555,11 @@ describe('compressed answers (upstream ignored accept-encoding: identity)', () =
     );
   });
 
+  it('treats a 200 whose JSON body is not JSON (a page, a message cut short) as a broken answer of that account and moves on', async () => {
+    for (const body of ['<html><body>{"usage":{"output_tokens":1}}</body></html>', MESSAGE.slice(0, -1)])
+      await movesOnFromA((res) => res.writeHead(200, { 'content-type': 'application/json' }).end(body), 'invalid_json');
+  });
+
   it('treats a corrupt gzip body as a broken answer of that account and moves on (JSON and stream)', async () => {
     const corrupt = Buffer.concat([zlib.gzipSync(MESSAGE).subarray(0, 10), Buffer.from('this is not deflate data at all')]);
     await movesOnFromA((res) => res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(corrupt), 'body_failed');

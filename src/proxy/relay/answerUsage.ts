@@ -6,8 +6,15 @@
  */
 import type { UsageRecord } from '../../routing/decision';
 
-/** Usage from a JSON answer: null when it has none, undefined when the body is not JSON at all. */
+/**
+ * Usage from a JSON answer: null when it has none, undefined when the body is not JSON at all.
+ * A Messages answer usually ends with its `usage` member (docs/anthropic-api.md#streaming), so an
+ * answer of the shape `{…,"usage":{…}}` is read through that member alone — not through a parse of
+ * its whole content, which can be hundreds of kilobytes; any other body is parsed whole.
+ */
 export function usageFromJson(body: Buffer): UsageRecord | null | undefined {
+  const last = lastMemberUsage(body);
+  if (last) return toUsage(last, null);
   let json: unknown;
   try {
     json = JSON.parse(body.toString('utf8'));
@@ -49,6 +56,36 @@ function lastUsageObject(data: string): Record<string, unknown> | undefined {
   }
   if (close < 0) return undefined;
   return parseObject(data.slice(at + USAGE_KEY.length, close + 1));
+}
+
+const USAGE_KEY_BYTES = Buffer.from(USAGE_KEY);
+
+/**
+ * The `usage` object of a JSON answer when it is the answer's last top-level member: the body
+ * starts with `{`, and after the object that follows the last `"usage":` comes only the `}` that
+ * ends the answer (a `"usage":` key nested in the content, a tool's input say, is followed by more
+ * closing brackets). Undefined for any other shape (the caller parses the whole body).
+ */
+function lastMemberUsage(body: Buffer): Record<string, unknown> | undefined {
+  let first = 0;
+  while (first < body.length && isJsonSpace(body[first])) first++;
+  if (body[first] !== 0x7b /* { */) return undefined;
+  const at = body.lastIndexOf(USAGE_KEY_BYTES);
+  if (at <= first) return undefined;
+  let end = body.length;
+  while (end > at && isJsonSpace(body[end - 1])) end--;
+  // The answer's closing brace, then the usage object's, before it.
+  if (body[end - 1] !== 0x7d /* } */) return undefined;
+  let close = end - 2;
+  while (close > at && isJsonSpace(body[close])) close--;
+  if (body[close] !== 0x7d) return undefined;
+  // The member's text is one object, `{` to `}`: parsing it proves that (a truncated or nested tail fails).
+  return parseObject(body.toString('utf8', at + USAGE_KEY.length, close + 1));
+}
+
+/** JSON's whitespace (RFC 8259 §2). */
+function isJsonSpace(b: number): boolean {
+  return b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
 }
 
 /** The `error.type` of an `event: error`'s data, or `api_error` when unreadable. */

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import fc from 'fast-check';
-import { usageFromEvent } from '../../../src/proxy/relay/answerUsage';
+import { usageFromEvent, usageFromJson } from '../../../src/proxy/relay/answerUsage';
 
 const count = fc.oneof(fc.nat(), fc.constant(0));
 const usageArb = fc.record(
@@ -47,5 +47,33 @@ describe('usage read from answers', () => {
     assert.deepEqual(usageFromEvent('message_delta', '{"type":"message_delta","delta":{}}', prev), prev);
     assert.deepEqual(usageFromEvent('message_delta', 'not json "usage":{', prev), prev);
     assert.equal(usageFromEvent('message_start', '{"usage":', null), null);
+  });
+
+  it('a JSON answer gives the usage of its top-level member, whatever its content holds and wherever the member is', () => {
+    fc.assert(
+      fc.property(usageArb, trickyText, fc.boolean(), fc.boolean(), fc.constantFrom('', ' ', '\n', ' \r\n\t'), (usage, text, nested, trailing, space) => {
+        // A tool's input may hold a `usage` key of its own; a member may follow the top-level usage.
+        const content = [{ type: 'text', text }, ...(nested ? [{ type: 'tool_use', id: 't', name: 'n', input: { usage: { output_tokens: 999 } } }] : [])];
+        const answer = { id: 'msg_1', type: 'message', content, stop_reason: 'end_turn', usage, ...(trailing ? { container: null } : {}) };
+        const body = Buffer.from(`${space}${JSON.stringify(answer, null, space === '' ? undefined : 1)}${space}`);
+        const u = usage as Record<string, number>;
+        const pick = (key: string) => (typeof u[key] === 'number' ? u[key] : 0);
+        assert.deepEqual(usageFromJson(body), {
+          inputTokens: pick('input_tokens'),
+          outputTokens: pick('output_tokens'),
+          cacheCreationInputTokens: pick('cache_creation_input_tokens'),
+          cacheReadInputTokens: pick('cache_read_input_tokens'),
+        });
+      }),
+      { numRuns: 500, seed: 7 },
+    );
+  });
+
+  it('a JSON answer without top-level usage has none, even when its content holds a usage key; a body that is not JSON has no answer', () => {
+    assert.equal(usageFromJson(Buffer.from('{"type":"message","content":[{"type":"tool_use","input":{"usage":{"output_tokens":9}}}]}')), null);
+    assert.equal(usageFromJson(Buffer.from('{"type":"message","x":{"usage":{"output_tokens":9}}}')), null);
+    assert.equal(usageFromJson(Buffer.from('{"type":"message","usage":null}')), null);
+    for (const body of ['<html><body>{"usage":{"output_tokens":1}}</body></html>', '{"type":"message","usage":{"output_tokens":1}', '"usage":{"output_tokens":1}}', 'ok', ''])
+      assert.equal(usageFromJson(Buffer.from(body)), undefined, body);
   });
 });
