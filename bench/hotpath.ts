@@ -20,8 +20,8 @@ import { readClientHead } from '../src/proxy/http/clientHead';
 import { inspectRequest } from '../src/proxy/http/requestInfo';
 import { RequestBody } from '../src/proxy/http/body';
 import { clientHeaderList, upstreamHeaders } from '../src/proxy/upstream/agent';
-import { parseUnifiedHeaders } from '../src/quota/headers';
-import { mergeSnapshot } from '../src/quota/merge';
+import { parseUnifiedHeaders, UnifiedHeaderReader } from '../src/quota/headers';
+import { mergeByRules, mergeSnapshot } from '../src/quota/merge';
 import { modelFamily } from '../src/quota/family';
 import { forEachEvent, SseFramer } from '../src/proxy/relay/sse';
 import { usageFromJson } from '../src/proxy/relay/answerUsage';
@@ -188,7 +188,12 @@ export async function runHotpath(quick: boolean): Promise<HotpathRow[]> {
   add('identify: fingerprint of a parsed 250 KB body (no id; bounded head)', () => identify({ headerId: null, metadataId: null, body: parsedLarge, fingerprint: true }));
   add('modelFamily + computeMetrics × 3 + planRoute (plan)', () => (modelFamily('claude-sonnet-4-5-20250929'), plan3()));
   add('upstreamHeaders (copy + credential + betas)', () => upstreamHeaders(head, 'oauth', accounts[0].accessToken));
-  add('parseUnifiedHeaders + mergeSnapshot (recordEvidence)', () => mergeSnapshot(snapshot, parseUnifiedHeaders(upHeaders, now)!));
+  add('quota headers of a new answer: parse + mergeSnapshot', () => mergeByRules(snapshot, parseUnifiedHeaders(upHeaders, now)!));
+  // As recordEvidence sees them: an account's answers repeat its last answer's headers.
+  const reader = new UnifiedHeaderReader();
+  let held = mergeSnapshot(undefined, reader.read('acct1', upHeaders, now)!);
+  let tick = now;
+  add('quota headers repeating the last answer: reader + mergeSnapshot', () => (held = mergeSnapshot(held, reader.read('acct1', upHeaders, ++tick)!)));
   add('clientHeaderList', () => clientHeaderList(upHeaders, ['x-claude-router-account', 'a1']));
   add('usage from a JSON answer (its last member)', () => usageFromJson(jsonBody));
   // A long answer: 40 KB of text before the usage member, which is all that is parsed.

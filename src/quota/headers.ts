@@ -45,30 +45,61 @@ export function lowerCaseHeaders(headers: unknown): Map<string, string> {
 
 /**
  * The `anthropic-ratelimit-unified-*` headers only, keyed by their lower-case name, first value
- * each (as {@link lowerCaseHeaders}, without copying the other headers of every response). Names
- * are lower-cased only when they can start the prefix and are not lower case already (undici and
- * node:http give them lower case).
+ * each (as {@link lowerCaseHeaders}, without copying the other headers of every response).
  */
 function unifiedHeaders(headers: unknown): Map<string, string> {
+  const raw = unifiedRaw(headers);
   const out = new Map<string, string>();
+  for (let i = 0; i < raw.length; i += 2) if (!out.has(raw[i])) out.set(raw[i], raw[i + 1]);
+  return out;
+}
+
+/** The unified headers in the bag's order as `[name, value, …]`: lower-case names, every line (repeats and case variants kept). */
+function unifiedRaw(headers: unknown): string[] {
+  const out: string[] = [];
   if (headers === null || typeof headers !== 'object' || Array.isArray(headers)) return out;
   const bag = headers as Record<string, unknown>;
   for (const name in bag) {
-    // An anchored regex: V8's startsWith costs several times more on header-name strings.
-    let key = name;
-    if (!LOWER_CASE_NAME.test(name)) {
-      if (!ANY_CASE_NAME.test(name)) continue;
-      key = name.toLowerCase();
-    }
-    if (!Object.hasOwn(bag, name)) continue;
-    const raw = bag[name];
-    const first: unknown = Array.isArray(raw) ? raw[0] : raw;
-    let value: string | undefined;
-    if (typeof first === 'string') value = first;
-    else if (typeof first === 'number' && Number.isFinite(first)) value = String(first);
-    if (value !== undefined && !out.has(key)) out.set(key, value);
+    const key = unifiedKey(name);
+    if (key === undefined || !Object.hasOwn(bag, name)) continue;
+    const value = firstValue(bag[name]);
+    if (value !== undefined) out.push(key, value);
   }
   return out;
+}
+
+/** Whether the bag's unified headers are `raw` ({@link unifiedRaw}), line for line, without building them. */
+function sameUnified(headers: unknown, raw: readonly string[]): boolean {
+  if (headers === null || typeof headers !== 'object' || Array.isArray(headers)) return raw.length === 0;
+  const bag = headers as Record<string, unknown>;
+  let i = 0;
+  for (const name in bag) {
+    const key = unifiedKey(name);
+    if (key === undefined || !Object.hasOwn(bag, name)) continue;
+    const value = firstValue(bag[name]);
+    if (value === undefined) continue;
+    if (raw[i] !== key || raw[i + 1] !== value) return false;
+    i += 2;
+  }
+  return i === raw.length;
+}
+
+/**
+ * The lower-case name of a unified header, undefined for any other header. Names are lower-cased
+ * only when they can start the prefix and are not lower case already (undici and node:http give
+ * them lower case).
+ */
+function unifiedKey(name: string): string | undefined {
+  // An anchored regex: V8's startsWith costs several times more on header-name strings.
+  if (LOWER_CASE_NAME.test(name)) return name;
+  return ANY_CASE_NAME.test(name) ? name.toLowerCase() : undefined;
+}
+
+/** A header's first value as a string: arrays give their first element, finite numbers their text; anything else none. */
+function firstValue(raw: unknown): string | undefined {
+  const first: unknown = Array.isArray(raw) ? raw[0] : raw;
+  if (typeof first === 'string') return first;
+  return typeof first === 'number' && Number.isFinite(first) ? String(first) : undefined;
 }
 /** A unified header whose whole name is lower case already (as undici and node:http give names). */
 const LOWER_CASE_NAME = /^anthropic-ratelimit-unified-[^A-Z]+$/;
@@ -177,8 +208,11 @@ function scopedFamilies(h: Map<string, string>): string[] {
  */
 export function parseUnifiedHeaders(headers: HeaderBag, observedAtMs: number): QuotaSnapshot | undefined {
   const h = unifiedHeaders(headers);
-  if (h.size === 0) return undefined;
+  return h.size === 0 ? undefined : snapshotOf(h, observedAtMs);
+}
 
+/** The snapshot of a non-empty set of unified headers (see {@link parseUnifiedHeaders}). */
+function snapshotOf(h: Map<string, string>, observedAtMs: number): QuotaSnapshot {
   const scoped: Record<string, ScopedQuotaWindow> = {};
   for (const family of scopedFamilies(h)) {
     const w = readWindow(h, windowKeys(`7d_${family}`));
@@ -199,6 +233,44 @@ export function parseUnifiedHeaders(headers: HeaderBag, observedAtMs: number): Q
   const overage = readOverage(h);
   if (overage) snap.overage = overage;
   return snap;
+}
+
+/**
+ * {@link parseUnifiedHeaders} for the answers of each account, remembering the last headers it
+ * parsed per account: an answer whose unified headers repeat the previous answer's line for line
+ * (most do: the values move a percent at a time) is not parsed again — it gets the previous
+ * snapshot at its own time, sharing its window objects (snapshots are never mutated).
+ */
+export class UnifiedHeaderReader {
+  private readonly last = new Map<string, { raw: string[]; snapshot: QuotaSnapshot }>();
+
+  /** The snapshot of `headers` observed at `observedAtMs` (epoch ms), as {@link parseUnifiedHeaders} gives it. */
+  read(account: string, headers: HeaderBag, observedAtMs: number): QuotaSnapshot | undefined {
+    const kept = this.last.get(account);
+    if (kept !== undefined && sameUnified(headers, kept.raw)) return atTime(kept.snapshot, observedAtMs);
+    const raw = unifiedRaw(headers);
+    if (raw.length === 0) return undefined;
+    const h = new Map<string, string>();
+    for (let i = 0; i < raw.length; i += 2) if (!h.has(raw[i])) h.set(raw[i], raw[i + 1]);
+    const snapshot = snapshotOf(h, observedAtMs);
+    this.last.set(account, { raw, snapshot });
+    return snapshot;
+  }
+
+  /** Forgets what `account`'s answers said (it was removed). */
+  forget(account: string): void {
+    this.last.delete(account);
+  }
+}
+
+/** A header snapshot observed again at `observedAtMs`: its scoped windows carry the time too. */
+function atTime(s: QuotaSnapshot, observedAtMs: number): QuotaSnapshot {
+  let scoped = s.scoped;
+  for (const family in s.scoped) {
+    if (scoped === s.scoped) scoped = {};
+    scoped[family] = { ...s.scoped[family], observedAtMs };
+  }
+  return { ...s, observedAtMs, scoped };
 }
 
 /**

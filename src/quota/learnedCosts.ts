@@ -181,6 +181,13 @@ export type SavedLearnedCosts = Record<string, Record<string, WindowCostState>>;
  */
 export class LearnedCosts {
   private readonly accounts = new Map<string, Map<WindowKey, WindowCostState>>();
+  /**
+   * Per account, the 5h and 7d windows it observed last. Seeing the same window objects again (an
+   * answer repeating the previous answer's headers: headers.ts's reader shares them) changes no
+   * learner — a repeated observation is a no-op — so it is not looked at. Forgotten whenever the
+   * learners are replaced.
+   */
+  private readonly lastSeen = new Map<string, { session: QuotaWindow | undefined; weekly: QuotaWindow | undefined }>();
 
   /**
    * Usage served on `account`: counted on its 5h and 7d windows, and on the model's scoped window
@@ -203,8 +210,16 @@ export class LearnedCosts {
   /** A quota snapshot of `account` as it arrived (not merged: a carried-over window is old evidence). */
   observe(account: string, snapshot: QuotaSnapshot): void {
     const m = this.windows(account);
-    see(m, '5h', snapshot.session);
-    see(m, '7d', snapshot.weekly);
+    const seen = this.lastSeen.get(account);
+    if (seen === undefined || seen.session !== snapshot.session || seen.weekly !== snapshot.weekly) {
+      see(m, '5h', snapshot.session);
+      see(m, '7d', snapshot.weekly);
+      if (seen === undefined) this.lastSeen.set(account, { session: snapshot.session, weekly: snapshot.weekly });
+      else {
+        seen.session = snapshot.session;
+        seen.weekly = snapshot.weekly;
+      }
+    }
     const scoped = snapshot.scoped;
     if (scoped) for (const family in scoped) see(m, `scoped:${family}`, scoped[family]);
   }
@@ -225,10 +240,12 @@ export class LearnedCosts {
 
   forget(account: string): void {
     this.accounts.delete(account);
+    this.lastSeen.delete(account);
   }
 
   clear(): void {
     this.accounts.clear();
+    this.lastSeen.clear();
   }
 
   /** The persisted shape (copies). */
@@ -246,6 +263,7 @@ export class LearnedCosts {
     if (!saved || typeof saved !== 'object') return;
     for (const [account, windows] of Object.entries(saved as Record<string, unknown>)) {
       if (!windows || typeof windows !== 'object') continue;
+      this.lastSeen.delete(account);
       const m = this.windows(account);
       for (const [key, v] of Object.entries(windows as Record<string, unknown>)) {
         const s = readWindowCost(v);

@@ -94,6 +94,12 @@ function supersededRejection(unified: Timed<Unified>, later: QuotaSnapshot): boo
  */
 export function mergeSnapshot(prev: QuotaSnapshot | undefined, next: QuotaSnapshot): QuotaSnapshot {
   if (!prev) return next;
+  if (repeats(prev, next)) return { ...prev, observedAtMs: next.observedAtMs, scoped: prev.scoped ?? {} };
+  return mergeByRules(prev, next);
+}
+
+/** {@link mergeSnapshot} with every rule applied, also to a repeat (which mergeSnapshot shortcuts; the tests compare the two). */
+export function mergeByRules(prev: QuotaSnapshot, next: QuotaSnapshot): QuotaSnapshot {
   const refMs = Math.max(prev.observedAtMs, next.observedAtMs);
   const later = next.observedAtMs >= prev.observedAtMs ? next : prev;
   const out: QuotaSnapshot = { observedAtMs: refMs, source: later.source, scoped: {} };
@@ -122,4 +128,51 @@ export function mergeSnapshot(prev: QuotaSnapshot | undefined, next: QuotaSnapsh
   }
   out.scoped = Object.fromEntries(scoped);
   return out;
+}
+
+/**
+ * Whether `next` is later evidence of exactly what `prev` holds, field for field, and neither holds
+ * a carried group (one with a time of its own) or a model-scoped window. The rules then give `prev`
+ * at `next`'s time, and {@link mergeSnapshot} returns that without their copies: most answers
+ * repeat the previous answer's headers.
+ */
+function repeats(prev: QuotaSnapshot, next: QuotaSnapshot): boolean {
+  return (
+    next.observedAtMs >= prev.observedAtMs &&
+    next.source === prev.source &&
+    prev.unifiedObservedAtMs === undefined &&
+    next.unifiedObservedAtMs === undefined &&
+    next.unifiedStatus === prev.unifiedStatus &&
+    next.unifiedResetAtMs === prev.unifiedResetAtMs &&
+    next.representativeClaim === prev.representativeClaim &&
+    sameWindow(prev.session, next.session) &&
+    sameWindow(prev.weekly, next.weekly) &&
+    sameOverage(prev.overage, next.overage) &&
+    noScoped(prev) &&
+    noScoped(next)
+  );
+}
+
+/** Both absent, or equal in every field and neither carried. */
+function sameWindow(a: QuotaWindow | undefined, b: QuotaWindow | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.status === b.status && a.utilization === b.utilization && a.resetAtMs === b.resetAtMs && a.observedAtMs === undefined && b.observedAtMs === undefined;
+}
+
+function sameOverage(a: OverageInfo | undefined, b: OverageInfo | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return (
+    a.status === b.status &&
+    a.inUse === b.inUse &&
+    a.resetAtMs === b.resetAtMs &&
+    a.utilization === b.utilization &&
+    a.disabledReason === b.disabledReason &&
+    a.observedAtMs === undefined &&
+    b.observedAtMs === undefined
+  );
+}
+
+function noScoped(s: QuotaSnapshot): boolean {
+  for (const _family in s.scoped) return false;
+  return true;
 }

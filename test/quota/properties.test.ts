@@ -4,8 +4,9 @@ import { classifyResponse } from '../../src/quota/classify';
 import { MAX_EPOCH_MS, WINDOW_EXHAUSTED_CEILING_MS } from '../../src/quota/constants';
 import { mergeCooldown, planCooldown } from '../../src/quota/cooldown';
 import { isFamilyKey } from '../../src/quota/family';
-import { headerAnomalies, parseUnifiedHeaders } from '../../src/quota/headers';
-import { mergeSnapshot } from '../../src/quota/merge';
+import { headerAnomalies, parseUnifiedHeaders, UnifiedHeaderReader } from '../../src/quota/headers';
+import { LearnedCosts } from '../../src/quota/learnedCosts';
+import { mergeByRules, mergeSnapshot } from '../../src/quota/merge';
 import { parseResetMs, parseRetryAfterMs } from '../../src/quota/time';
 import type { Cooldown, CooldownReason, QuotaSnapshot, QuotaWindow, ResponseClass } from '../../src/quota/types';
 import { parseUsagePayload } from '../../src/quota/usage';
@@ -255,6 +256,96 @@ describe('quota properties (fast-check)', () => {
         const out = mergeSnapshot(a, b);
         assertSnapshot(out);
         assert.equal(out.observedAtMs, Math.max(a?.observedAtMs ?? -Infinity, b.observedAtMs));
+      }),
+      RUNS,
+    );
+  });
+
+  /** A realistic answer's unified headers, with `used` as its 5-hour utilisation (and a scoped window when asked). */
+  const answerHeaders = (used: string, scoped: boolean): Record<string, string> => ({
+    'anthropic-ratelimit-unified-status': 'allowed',
+    'anthropic-ratelimit-unified-reset': '1762232400',
+    'anthropic-ratelimit-unified-representative-claim': 'five_hour',
+    'anthropic-ratelimit-unified-5h-status': 'allowed',
+    'anthropic-ratelimit-unified-5h-utilization': used,
+    'anthropic-ratelimit-unified-5h-reset': '1762232400',
+    'anthropic-ratelimit-unified-7d-status': 'allowed',
+    'anthropic-ratelimit-unified-7d-utilization': '0.4',
+    'anthropic-ratelimit-unified-7d-reset': '1762750800',
+    ...(scoped ? { 'anthropic-ratelimit-unified-7d_opus-utilization': '0.2', 'anthropic-ratelimit-unified-7d_opus-reset': '1762750800' } : {}),
+  });
+  /** A few answers' headers that repeat one another (as a busy account's do), and arbitrary bags. */
+  const bagPool = fc
+    .tuple(fc.constantFrom('0.1', '0.1', '0.1', '0.2'), fc.boolean(), headerBag)
+    .map(([used, scoped, odd]) => [answerHeaders('0.1', false), answerHeaders(used, scoped), odd]);
+  /** Evidence in time order: which pool entry (3 = a usage reading), after how long (up to 20 min, so carried groups go stale). */
+  const steps = fc.array(fc.tuple(fc.nat(3), fc.integer({ min: 0, max: 20 * 60_000 }), fc.nat(2)), { minLength: 1, maxLength: 25 });
+
+  it('the header reader gives what parseUnifiedHeaders gives, answer after answer, repeated or not', () => {
+    fc.assert(
+      fc.property(bagPool, steps, (pool, seq) => {
+        const reader = new UnifiedHeaderReader();
+        let t = NOW;
+        for (const [pick, dt, account] of seq) {
+          t += dt;
+          const bag = pool[pick % 3];
+          assert.deepEqual(reader.read(`a${account}`, bag, t), parseUnifiedHeaders(bag, t));
+        }
+      }),
+      RUNS,
+    );
+  });
+
+  it('mergeSnapshot folds evidence into what the rules applied in full give, repeats included', () => {
+    fc.assert(
+      fc.property(bagPool, usageish, steps, (pool, usage, seq) => {
+        const reader = new UnifiedHeaderReader();
+        let quick: QuotaSnapshot | undefined;
+        let full: QuotaSnapshot | undefined;
+        let t = NOW;
+        for (const [pick, dt] of seq) {
+          t += dt;
+          const next = pick === 3 ? parseUsagePayload(usage, t) : reader.read('a', pool[pick], t);
+          if (!next) continue;
+          quick = mergeSnapshot(quick, next);
+          full = full === undefined ? next : mergeByRules(full, next);
+          assert.deepEqual(quick, full);
+        }
+      }),
+      RUNS,
+    );
+  });
+
+  it('an answer that repeats the last one keeps the snapshot it merges into, at the new time', () => {
+    const reader = new UnifiedHeaderReader();
+    const first = mergeSnapshot(undefined, reader.read('a', answerHeaders('0.1', false), NOW)!);
+    const again = mergeSnapshot(first, reader.read('a', answerHeaders('0.1', false), NOW + 1_000)!);
+    assert.equal(again.observedAtMs, NOW + 1_000);
+    assert.equal(again.session, first.session);
+    assert.equal(again.weekly, first.weekly);
+    const moved = mergeSnapshot(again, reader.read('a', answerHeaders('0.12', false), NOW + 2_000)!);
+    assert.equal(moved.session?.utilization, 0.12);
+  });
+
+  it('learned costs skip a repeated observation exactly: the same learners as observing every answer afresh', () => {
+    fc.assert(
+      fc.property(bagPool, usageish, steps, fc.array(fc.nat(50_000), { minLength: 25, maxLength: 25 }), (pool, usage, seq, tokens) => {
+        const reader = new UnifiedHeaderReader();
+        const skipping = new LearnedCosts();
+        const afresh = new LearnedCosts();
+        let t = NOW;
+        seq.forEach(([pick, dt], i) => {
+          t += dt;
+          const served = { inputTokens: tokens[i], cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 10 };
+          skipping.served('a', served);
+          afresh.served('a', served);
+          const next = pick === 3 ? parseUsagePayload(usage, t) : reader.read('a', pool[pick], t);
+          if (!next) return;
+          skipping.observe('a', next);
+          // A deep copy shares no window object with an earlier snapshot: every observation is looked at.
+          afresh.observe('a', structuredClone(next));
+          assert.deepEqual(skipping.toSaved(), afresh.toSaved());
+        });
       }),
       RUNS,
     );

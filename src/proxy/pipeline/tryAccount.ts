@@ -10,7 +10,6 @@ import type { Credentials } from '../../accounts/types';
 import { RefreshError } from '../../accounts/oauth';
 import { classifyResponse, classifyStreamError } from '../../quota/classify';
 import { planCooldown } from '../../quota/cooldown';
-import { parseUnifiedHeaders } from '../../quota/headers';
 import type { ResponseClass } from '../../quota/types';
 import type { AttemptRecord, DecisionOutcome, UsageRecord } from '../../routing/decision';
 import type { PlanAccount } from '../../routing/plan';
@@ -87,8 +86,8 @@ export async function tryAccount(ctx: RequestContext, account: PlanAccount, atte
       (head, controller, settle) => {
         ms = s.now() - t0;
         status = head.status;
-        const snapshot = parseUnifiedHeaders(head.headers, s.now());
-        if (snapshot && isConfigured(s, account.id)) {
+        const snapshot = isConfigured(s, account.id) ? s.state.headerReader.read(account.id, head.headers, s.now()) : undefined;
+        if (snapshot) {
           s.state.recordEvidence(account.id, snapshot, t0);
           s.headerNotes.check(account.id, head.headers, t0);
         }

@@ -9,6 +9,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type { Cooldown, CooldownReason, QuotaSnapshot, ResponseClass } from '../../quota/types';
+import { UnifiedHeaderReader } from '../../quota/headers';
 import { mergeSnapshot } from '../../quota/merge';
 import { cooldownClearedBy, mergeCooldown } from '../../quota/cooldown';
 import { planScopedCooldown, scopedCooldownClearedBy } from '../../quota/scopedCooldown';
@@ -80,6 +81,8 @@ export interface CooldownReset {
 
 export class RouterState {
   readonly snapshots = new Map<string, QuotaSnapshot>();
+  /** Reads the answers' quota headers, parsing only those that differ from the account's previous answer's. */
+  readonly headerReader = new UnifiedHeaderReader();
   readonly cooldowns = new Map<string, Cooldown>();
   /** Model-scoped cooldowns by account, then model family (docs/routing.md#cooldowns). */
   readonly scopedCooldowns = new Map<string, Map<string, Cooldown>>();
@@ -333,6 +336,7 @@ export class RouterState {
     this.performance.forgetAccount(account);
     this.concurrency.forget(account);
     this.learnedCosts.forget(account);
+    this.headerReader.forget(account);
     this.sessionWork.forgetAccount(account);
     this.history.forget(account);
     this.changed();
