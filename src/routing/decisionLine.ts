@@ -6,7 +6,8 @@
  * out, non-finite numbers as `null`. It is written by hand because it runs on every request and
  * the generic serialiser is the proxy's largest own cost there (docs/performance.md);
  * most of a record is its candidates' metrics, and an account's metrics rarely change from one
- * request to the next, so each account's last metrics text is reused while they stay equal.
+ * request to the next, so each account's last metrics text — and its whole candidate's text — is
+ * reused while they stay equal.
  */
 import type { AffinityOutcome, ProbeOutcome, SpillOutcome } from './plan';
 import type { FilterVerdict } from './planner/verdict';
@@ -18,6 +19,8 @@ const MAX_ACCOUNTS = 256;
 export class DecisionLineEncoder {
   /** Per account: the metrics it was last written with, and their text. */
   private readonly lastMetrics = new Map<string, { metrics: RecordedMetrics; text: string }>();
+  /** Per account: its last candidate's text and what it was written from (only candidates without forecast figures). */
+  private readonly lastCandidate = new Map<string, LastCandidate>();
 
   /** The record as JSON, without a trailing newline. Never throws for a well-typed record. */
   encode(r: DecisionRecord): string {
@@ -41,15 +44,41 @@ export class DecisionLineEncoder {
   private candidates(list: readonly RecordedCandidate[]): string {
     let out = '[';
     for (let i = 0; i < list.length; i++) {
-      const c = list[i];
       if (i > 0) out += ',';
-      out +=
-        `{"account":${str(c.account)},"rank":${num(c.rank)},"verdict":${str(c.verdict)},"reason":${str(c.reason)}${c.filter === undefined ? '' : `,"filter":${filterText(c.filter)}`}` +
-        `${c.forecast === undefined ? '' : `,"forecast":${JSON.stringify(c.forecast)}`}` +
-        `,"index":${num(c.index)}` +
-        `,"primary":${c.primary},"fallback":${c.fallback},"inflight":${num(c.inflight)},"metrics":${this.metrics(c.account, c.metrics)}}`;
+      out += this.candidate(list[i]);
     }
     return `${out}]`;
+  }
+
+  /** One candidate's text: the account's last one again when every member is the same (most are, request after request). */
+  private candidate(c: RecordedCandidate): string {
+    const filter = c.filter === undefined ? undefined : filterText(c.filter);
+    const metrics = this.metrics(c.account, c.metrics);
+    const last = this.lastCandidate.get(c.account);
+    if (
+      last !== undefined &&
+      c.forecast === undefined &&
+      last.metrics === metrics &&
+      last.filter === filter &&
+      last.rank === c.rank &&
+      last.verdict === c.verdict &&
+      last.reason === c.reason &&
+      last.index === c.index &&
+      last.primary === c.primary &&
+      last.fallback === c.fallback &&
+      last.inflight === c.inflight
+    )
+      return last.text;
+    const text =
+      `{"account":${str(c.account)},"rank":${num(c.rank)},"verdict":${str(c.verdict)},"reason":${str(c.reason)}${filter === undefined ? '' : `,"filter":${filter}`}` +
+      `${c.forecast === undefined ? '' : `,"forecast":${JSON.stringify(c.forecast)}`}` +
+      `,"index":${num(c.index)}` +
+      `,"primary":${c.primary},"fallback":${c.fallback},"inflight":${num(c.inflight)},"metrics":${metrics}}`;
+    if (c.forecast !== undefined) return text;
+    if (!last && this.lastCandidate.size >= MAX_ACCOUNTS) this.lastCandidate.clear();
+    const { rank, verdict, reason, index, primary, fallback, inflight } = c;
+    this.lastCandidate.set(c.account, { text, metrics, filter, rank, verdict, reason, index, primary, fallback, inflight });
+    return text;
   }
 
   private metrics(account: string, m: RecordedMetrics): string {
@@ -60,6 +89,20 @@ export class DecisionLineEncoder {
     this.lastMetrics.set(account, { metrics: m, text });
     return text;
   }
+}
+
+/** A candidate's text and the members it was written from (its filter and metrics as their texts). */
+interface LastCandidate {
+  text: string;
+  metrics: string;
+  filter: string | undefined;
+  rank: number;
+  verdict: string;
+  reason: string;
+  index: number;
+  primary: boolean;
+  fallback: boolean;
+  inflight: number;
 }
 
 function metricsText(m: RecordedMetrics): string {

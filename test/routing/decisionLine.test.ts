@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { readDecisionLogs } from '../../src/cli/logCommands';
-import { buildDecisionRecord, type DecisionRecord, type OutcomeFacts, type RecordedMetrics, type RequestFacts } from '../../src/routing/decision';
+import { buildDecisionRecord, type DecisionRecord, type OutcomeFacts, type RecordedCandidate, type RecordedMetrics, type RequestFacts } from '../../src/routing/decision';
 import { DecisionLineEncoder } from '../../src/routing/decisionLine';
 import { planRoute } from '../../src/routing/plan';
 import { DEFAULT_POLICY } from '../../src/routing/policy';
@@ -96,6 +96,34 @@ describe('routing/decisionLine: the decision record written by hand', () => {
         // …and back: the account's earlier text is not reused for the changed values either.
         const again = realRecord();
         assert.equal(encoder.encode(again), JSON.stringify(again), `${r.candidates[i].account}.${key} restored`);
+      }
+    }
+  });
+
+  it('a change to any one member of any candidate shows in the next line (no stale candidate text)', () => {
+    const encoder = new DecisionLineEncoder();
+    const base = realRecord();
+    assert.equal(encoder.encode(base), JSON.stringify(base));
+    const variants: Record<string, (c: RecordedCandidate) => void> = {
+      rank: (c) => (c.rank += 1),
+      verdict: (c) => (c.verdict = c.verdict === 'selected' ? 'ranked_below' : 'selected'),
+      reason: (c) => (c.reason = `${c.reason}-changed`),
+      filter: (c) => (c.filter = { code: 'over_cap', inflight: 3, cap: 2 }),
+      'filter figures': (c) => (c.filter = { code: 'soft_limit', used: 0.91, resetMs: 1_700_000_000_000 }),
+      'no filter': (c) => (c.filter = undefined),
+      forecast: (c) => (c.forecast = { free5h: 12_000, free7d: 90_000, need5h: 3_000, need7d: 3_000, fits: true, reserve7d: 0, weeklyResetMs: null }),
+      index: (c) => (c.index += 7),
+      primary: (c) => (c.primary = !c.primary),
+      fallback: (c) => (c.fallback = !c.fallback),
+      inflight: (c) => (c.inflight += 1),
+    };
+    for (let i = 0; i < base.candidates.length; i++) {
+      for (const [what, change] of Object.entries(variants)) {
+        const r = realRecord();
+        change(r.candidates[i]);
+        assert.equal(encoder.encode(r), JSON.stringify(r), `${r.candidates[i].account}: ${what}`);
+        const again = realRecord();
+        assert.equal(encoder.encode(again), JSON.stringify(again), `${r.candidates[i].account}: ${what} restored`);
       }
     }
   });
