@@ -39,27 +39,58 @@ export function isAccountFailure(result: string): boolean {
   return FAILED_RESULTS.has(result);
 }
 
-interface Attempt {
-  atMs: number;
-  failed: boolean;
+/** One account's newest attempts (at most {@link MAX_ATTEMPTS}) in a ring: no object and no array shift per attempt. */
+class AttemptRing {
+  private readonly atMs = new Float64Array(MAX_ATTEMPTS);
+  private readonly failed = new Uint8Array(MAX_ATTEMPTS);
+  private size = 0;
+  private next = 0;
+
+  push(atMs: number, failed: boolean): void {
+    this.atMs[this.next] = atMs;
+    this.failed[this.next] = failed ? 1 : 0;
+    this.next = (this.next + 1) % MAX_ATTEMPTS;
+    if (this.size < MAX_ATTEMPTS) this.size++;
+  }
+
+  /** The share of the kept attempts since `sinceMs` (epoch ms) that failed, 0 with none. */
+  failedShare(sinceMs: number): number {
+    let n = 0;
+    let failed = 0;
+    for (let i = 0; i < this.size; i++) {
+      if (this.atMs[i] < sinceMs) continue;
+      n++;
+      failed += this.failed[i];
+    }
+    return n === 0 ? 0 : failed / n;
+  }
 }
 
 /** Recent performance of every account. */
 export class AccountPerformance {
-  private readonly samples = new Map<string, LatencySample[]>();
-  private readonly attempts = new Map<string, Attempt[]>();
+  /** Per account, its newest turns (at most {@link MAX_SAMPLES}, in no particular order: they are read as a set). */
+  private readonly samples = new Map<string, { turns: LatencySample[]; next: number }>();
+  private readonly attempts = new Map<string, AttemptRing>();
   private readonly factors = new Map<string | undefined, { atMs: number; version: number; factors: ReadonlyMap<string, number> }>();
   private version = 0;
 
-  /** Records a successful single-attempt streamed turn of `account`. */
+  /** Records a successful single-attempt streamed turn of `account`: past {@link MAX_SAMPLES}, it takes the oldest one's place. */
   recordTurn(account: string, sample: LatencySample): void {
-    push(this.samples, account, sample, MAX_SAMPLES);
+    let kept = this.samples.get(account);
+    if (!kept) this.samples.set(account, (kept = { turns: [], next: 0 }));
+    if (kept.turns.length < MAX_SAMPLES) kept.turns.push(sample);
+    else {
+      kept.turns[kept.next] = sample;
+      kept.next = (kept.next + 1) % MAX_SAMPLES;
+    }
     this.version++;
   }
 
   /** Records one attempt on `account` at `atMs` (epoch ms) and whether it failed ({@link isAccountFailure}). */
   recordAttempt(account: string, atMs: number, failed: boolean): void {
-    push(this.attempts, account, { atMs, failed }, MAX_ATTEMPTS);
+    let ring = this.attempts.get(account);
+    if (!ring) this.attempts.set(account, (ring = new AttemptRing()));
+    ring.push(atMs, failed);
   }
 
   /**
@@ -70,21 +101,16 @@ export class AccountPerformance {
   latencyFactors(nowMs: number, family: string | undefined): ReadonlyMap<string, number> {
     const cached = this.factors.get(family);
     if (cached && cached.version === this.version && nowMs - cached.atMs < FACTORS_TTL_MS) return cached.factors;
-    const factors = latencyFactors(this.samples, nowMs, family);
+    const turns = new Map<string, readonly LatencySample[]>();
+    for (const [account, kept] of this.samples) turns.set(account, kept.turns);
+    const factors = latencyFactors(turns, nowMs, family);
     this.factors.set(family, { atMs: nowMs, version: this.version, factors });
     return factors;
   }
 
   /** The share of `account`'s last 20 attempts within the last hour that failed, fraction 0–1 (0 with none). */
   recentErrorRate(account: string, nowMs: number): number {
-    let n = 0;
-    let failed = 0;
-    for (const a of this.attempts.get(account) ?? []) {
-      if (nowMs - a.atMs > LATENCY_WINDOW_MS) continue;
-      n++;
-      if (a.failed) failed++;
-    }
-    return n === 0 ? 0 : failed / n;
+    return this.attempts.get(account)?.failedShare(nowMs - LATENCY_WINDOW_MS) ?? 0;
   }
 
   /** Forgets an account that was removed. */
@@ -93,11 +119,4 @@ export class AccountPerformance {
     this.attempts.delete(account);
     this.version++;
   }
-}
-
-function push<T>(map: Map<string, T[]>, key: string, value: T, max: number): void {
-  let list = map.get(key);
-  if (!list) map.set(key, (list = []));
-  list.push(value);
-  if (list.length > max) list.shift();
 }

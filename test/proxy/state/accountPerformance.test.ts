@@ -33,6 +33,17 @@ describe('proxy/state AccountPerformance', () => {
     assert.equal(p.latencyFactors(NOW, 'sonnet').size, 0);
   });
 
+  it("keeps the newest 64 turns of an account: each new turn takes the oldest one's place", () => {
+    const p = new AccountPerformance();
+    for (const id of ['a', 'b']) for (const s of samples(8, 1000)) p.recordTurn(id, s);
+    for (const s of samples(64, 1000)) p.recordTurn('c', s);
+    assert.equal(p.latencyFactors(NOW, 'sonnet').has('c'), false);
+    for (const s of samples(64, 9000)) p.recordTurn('c', s);
+    assert.equal(p.latencyFactors(NOW, 'sonnet').get('c'), 0.5, 'the 64 slow turns replaced the 64 fast ones');
+    for (const s of samples(33, 1000)) p.recordTurn('c', s);
+    assert.equal(p.latencyFactors(NOW, 'sonnet').has('c'), false, '33 fast turns of the newest 64: the median is fast again');
+  });
+
   it('counts upstream trouble and throttles as failures, not exhaustion, client errors or aborts', () => {
     for (const r of ['throttle', 'overloaded', 'server_error', 'network_error', 'stream_failed']) assert.equal(isAccountFailure(r), true, r);
     for (const r of ['success', 'window_exhausted', 'model_scoped_exhausted', 'client_error', 'request_scoped', 'client_abort']) assert.equal(isAccountFailure(r), false, r);
