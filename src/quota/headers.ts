@@ -48,7 +48,11 @@ export function lowerCaseHeaders(headers: unknown): Map<string, string> {
  * each (as {@link lowerCaseHeaders}, without copying the other headers of every response).
  */
 function unifiedHeaders(headers: unknown): Map<string, string> {
-  const raw = unifiedRaw(headers);
+  return firstLines(unifiedRaw(headers));
+}
+
+/** `[name, value, …]` as a map, the first line of each name winning. */
+function firstLines(raw: readonly string[]): Map<string, string> {
   const out = new Map<string, string>();
   for (let i = 0; i < raw.length; i += 2) if (!out.has(raw[i])) out.set(raw[i], raw[i + 1]);
   return out;
@@ -250,9 +254,7 @@ export class UnifiedHeaderReader {
     if (kept !== undefined && sameUnified(headers, kept.raw)) return atTime(kept.snapshot, observedAtMs);
     const raw = unifiedRaw(headers);
     if (raw.length === 0) return undefined;
-    const h = new Map<string, string>();
-    for (let i = 0; i < raw.length; i += 2) if (!h.has(raw[i])) h.set(raw[i], raw[i + 1]);
-    const snapshot = snapshotOf(h, observedAtMs);
+    const snapshot = snapshotOf(firstLines(raw), observedAtMs);
     this.last.set(account, { raw, snapshot });
     return snapshot;
   }

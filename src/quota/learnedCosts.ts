@@ -187,7 +187,7 @@ export class LearnedCosts {
    * learner — a repeated observation is a no-op — so it is not looked at. Forgotten whenever the
    * learners are replaced.
    */
-  private readonly lastSeen = new Map<string, { session: QuotaWindow | undefined; weekly: QuotaWindow | undefined }>();
+  private readonly lastSeen = new Map<string, { readonly session: QuotaWindow | undefined; readonly weekly: QuotaWindow | undefined }>();
 
   /**
    * Usage served on `account`: counted on its 5h and 7d windows, and on the model's scoped window
@@ -214,11 +214,7 @@ export class LearnedCosts {
     if (seen === undefined || seen.session !== snapshot.session || seen.weekly !== snapshot.weekly) {
       see(m, '5h', snapshot.session);
       see(m, '7d', snapshot.weekly);
-      if (seen === undefined) this.lastSeen.set(account, { session: snapshot.session, weekly: snapshot.weekly });
-      else {
-        seen.session = snapshot.session;
-        seen.weekly = snapshot.weekly;
-      }
+      this.lastSeen.set(account, { session: snapshot.session, weekly: snapshot.weekly });
     }
     const scoped = snapshot.scoped;
     if (scoped) for (const family in scoped) see(m, `scoped:${family}`, scoped[family]);
