@@ -35,6 +35,12 @@ export function procCpuMicros(pid: number): number {
   return ((utime + stime) * 1e6) / clockTicks();
 }
 
+/** Kernel-mode CPU time of a process so far, µs (/proc/<pid>/stat field 15, `stime`): syscalls such as the sockets' writev and reads. */
+export function procSysMicros(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[12]) * 1e6) / clockTicks();
+}
+
 /** Minor page faults of the process so far (/proc/<pid>/stat field 10). */
 export function procMinorFaults(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');

@@ -36,7 +36,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { claudeCodeBody, claudeCodeHeaders, clockTicks, median, percentile, procCpuMicros, procMinorFaults, procStatusKb, resetPeakRss, sortedCopy } from './common';
+import { claudeCodeBody, claudeCodeHeaders, clockTicks, median, percentile, procCpuMicros, procMinorFaults, procSysMicros, procStatusKb, resetPeakRss, sortedCopy } from './common';
 import type { RunResult } from './loadgen';
 import { formatRoutingTable, growth, type RoutingRow } from './routing';
 import { formatSummary, summarise } from './cpuprofile-summary';
@@ -386,6 +386,8 @@ interface Window {
   totalMs: number[];
   chunks: number[];
   cpuUs: number | null;
+  /** The kernel-mode part of {@link cpuUs}, µs. */
+  kernelUs: number | null;
   /** Minor page faults of the target process during the window. */
   minorFaults: number | null;
   peakRssKb: number | null;
@@ -427,6 +429,7 @@ async function measure(lg: Child, up: Upstream, targets: Targets, cell: Cell, ta
   let sampledPeak = 0;
   const sampler = pid !== undefined ? setInterval(() => (sampledPeak = Math.max(sampledPeak, procStatusKb(pid, 'VmRSS') || 0)), 50) : undefined;
   const cpu0 = pid !== undefined ? procCpuMicros(pid) : 0;
+  const kernel0 = pid !== undefined ? procSysMicros(pid) : 0;
   const flt0 = pid !== undefined ? procMinorFaults(pid) : 0;
   const sys0 = systemBusyTicks();
   const ours0 = ours.reduce((s, p) => s + safeCpu(p), 0);
@@ -434,6 +437,7 @@ async function measure(lg: Child, up: Upstream, targets: Targets, cell: Cell, ta
   const r = await ask<RunResult>(lg, { cmd: 'run', durationMs: MEASURE_MS, maxRequests: MAX_REQUESTS, record: true }, 'done');
   const wall = performance.now() - t0;
   const cpu1 = pid !== undefined ? procCpuMicros(pid) : 0;
+  const kernel1 = pid !== undefined ? procSysMicros(pid) : 0;
   const flt1 = pid !== undefined ? procMinorFaults(pid) : 0;
   const sys1 = systemBusyTicks();
   const ours1 = ours.reduce((s, p) => s + safeCpu(p), 0);
@@ -457,6 +461,7 @@ async function measure(lg: Child, up: Upstream, targets: Targets, cell: Cell, ta
     totalMs: r.totalMs,
     chunks: r.chunks,
     cpuUs: pid !== undefined ? cpu1 - cpu0 : null,
+    kernelUs: pid !== undefined ? kernel1 - kernel0 : null,
     minorFaults: pid !== undefined ? flt1 - flt0 : null,
     peakRssKb,
     foreignCores: Math.max(0, foreignUs / (wall * 1000)),
@@ -476,6 +481,8 @@ interface Stats {
   totalP99: number;
   cpuUsPerReq: number | null;
   cpuUsPerReqRounds: number[];
+  /** Per round: the kernel-mode part of the CPU per request, µs. */
+  kernelUsPerReqRounds: number[];
   faultsPerReq: number | null;
   /** Per round: time to completion p50 and p99, ms. */
   totalP50Rounds: number[];
@@ -505,6 +512,7 @@ function aggregate(target: string, ws: Window[]): Stats {
     totalP99: percentile(total, 99),
     cpuUsPerReq: cpuKnown ? ws.reduce((s, w) => s + w.cpuUs!, 0) / Math.max(1, requests) : null,
     cpuUsPerReqRounds: cpuKnown ? ws.map((w) => w.cpuUs! / Math.max(1, w.requests)) : [],
+    kernelUsPerReqRounds: cpuKnown ? ws.map((w) => w.kernelUs! / Math.max(1, w.requests)) : [],
     faultsPerReq: cpuKnown ? ws.reduce((s, w) => s + w.minorFaults!, 0) / Math.max(1, requests) : null,
     totalP50Rounds: ws.map((w) => percentile(sortedCopy(w.totalMs), 50)),
     totalP99Rounds: ws.map((w) => percentile(sortedCopy(w.totalMs), 99)),
@@ -581,6 +589,11 @@ interface Verdict {
   text: string;
 }
 
+/** Round `i`'s difference of the kernel-mode CPU per request, proxy minus baseline, in units of the round's bare CPU per request. */
+function splitDiff(p: Stats, l: Stats, b: Stats, i: number): number {
+  return (p.kernelUsPerReqRounds[i] - l.kernelUsPerReqRounds[i]) / b.cpuUsPerReqRounds[i];
+}
+
 function verdicts(results: Map<string, Stats[]>, routing: RoutingRow[] | null): Verdict[] {
   const out: Verdict[] = [];
   const get = (kind: Kind, body: BodySize, c: number, target: string) => results.get(`${kind}/${body}/c${c}`)?.find((s) => s.target === target);
@@ -617,7 +630,9 @@ function verdicts(results: Map<string, Stats[]>, routing: RoutingRow[] | null): 
         pass: change <= TARGET.cpuRatioChange && !invalid(p, b, l),
         text:
           `CPU ratio change ≤ +${TARGET.cpuRatioChange} against the baseline · ${kind} ${body} c=32: ${sign(change)} (median of the rounds' differences ${mine.map((r, i) => sign(r - theirs[i])).join('/')}); ` +
-          `proxy ${median(mine).toFixed(2)}× vs baseline ${median(theirs).toFixed(2)}× (medians of rounds)`,
+          `proxy ${median(mine).toFixed(2)}× vs baseline ${median(theirs).toFixed(2)}× (medians of rounds); ` +
+          // Where a change lies: in the process's own code (user mode) or in its syscalls (kernel mode), as the same round differences.
+          `of which user mode ${sign(median(mine.map((r, i) => r - theirs[i] - splitDiff(p, l, b, i))))}, kernel mode ${sign(median(mine.map((_, i) => splitDiff(p, l, b, i))))}`,
       });
     }
   // 2. Added time to completion at c=1.
