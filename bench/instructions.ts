@@ -5,7 +5,7 @@
  * stay the alternated CPU ratios of run.ts (docs/performance.md says how the two relate).
  *
  *   node out/bench/instructions.js [--proxy NAME=PATH/cli.js]… [--requests 2000] [--warmup 3000]
- *                                  [--concurrency 32] [--kind json|sse]
+ *                                  [--concurrency 32] [--kind json|sse] [--cache-sim] [--keep DIR]
  *
  * For each target — the bare pass-through and every `--proxy` (default: this checkout's
  * dist/cli.js) — it starts a fresh fake upstream and the target under
@@ -33,6 +33,10 @@ const C = Number(argValue(argv, 'concurrency', '32'));
 const SSE = argValue(argv, 'kind', 'json') === 'sse';
 const PATH = '/v1/messages?beta=true';
 const STRACE = argValue(argv, 'tool', 'callgrind') === 'strace';
+/** Where each target's callgrind dump is kept (`DIR/NAME.callgrind.out`, for callgrind_annotate); not kept without it. */
+const KEEP = argValue(argv, 'keep', '');
+/** Also simulate the caches (`--cache-sim=yes`): instruction and data cache misses per request (slower, about 2×). */
+const CACHE_SIM = argv.includes('--cache-sim');
 
 interface Started {
   proc: ChildProcess;
@@ -90,14 +94,29 @@ async function load(url: string, credential: Record<string, string>, body: Buffe
   await pool.close();
 }
 
-/** Total Ir of a callgrind dump (its `summary:` or `totals:` line). */
-function totalIr(dir: string): number {
-  let total = 0;
+/** Each event's total over a callgrind dump's files (their `events:` line names the `summary:`/`totals:` figures: Ir, and the cache events with --cache-sim). */
+function totals(dir: string): Map<string, number> {
+  const sums = new Map<string, number>();
   for (const f of fs.readdirSync(dir)) {
-    const m = fs.readFileSync(path.join(dir, f), 'utf8').match(/^(?:summary|totals): (\d+)/m);
-    if (m) total += Number(m[1]);
+    const text = fs.readFileSync(path.join(dir, f), 'utf8');
+    const names = text
+      .match(/^events: (.+)$/m)?.[1]
+      .trim()
+      .split(/\s+/) ?? ['Ir'];
+    const figures =
+      text
+        .match(/^(?:summary|totals): (.+)$/m)?.[1]
+        .trim()
+        .split(/\s+/)
+        .map(Number) ?? [];
+    names.forEach((n, i) => sums.set(n, (sums.get(n) ?? 0) + (figures[i] ?? 0)));
   }
-  return total;
+  return sums;
+}
+
+/** The sum of `events` per request, rounded. */
+function perRequest(sums: Map<string, number>, ...events: string[]): string {
+  return Math.round(events.reduce((s, e) => s + (sums.get(e) ?? 0), 0) / REQUESTS).toLocaleString('en-US');
 }
 
 /** Calls per syscall name from `strace -c`'s table. */
@@ -120,7 +139,13 @@ async function measure(name: string, targetArgs: (up: UpstreamInfo, tmp: string)
   const node = [process.execPath, '--single-threaded', ...targetArgs(up, tmp)];
   const target = STRACE
     ? start(node[0], node.slice(1))
-    : start('valgrind', ['--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${path.join(cgDir, 'callgrind.out')}`, ...node]);
+    : start('valgrind', [
+        '--tool=callgrind',
+        '--instr-atstart=no',
+        ...(CACHE_SIM ? ['--cache-sim=yes'] : []),
+        `--callgrind-out-file=${path.join(cgDir, 'callgrind.out')}`,
+        ...node,
+      ]);
   try {
     const url = (await waitFor(target, ready))[1];
     const body = claudeCodeBody(0, { stream: SSE, sessionId: 'b3f0c7a2-5d1e-4c8b-9a6f-000000000000' });
@@ -145,8 +170,16 @@ async function measure(name: string, targetArgs: (up: UpstreamInfo, tmp: string)
     await load(url, credential, body, REQUESTS);
     execFileSync('callgrind_control', ['-d', String(target.proc.pid)], { stdio: 'ignore' });
     await stop(target);
-    const ir = totalIr(cgDir) / REQUESTS;
-    process.stdout.write(`${name.padEnd(24)} ${Math.round(ir).toLocaleString('en-US').padStart(12)} Ir/request\n`);
+    const events = totals(cgDir);
+    const ir = (events.get('Ir') ?? 0) / REQUESTS;
+    const misses = CACHE_SIM
+      ? `  I1 misses ${perRequest(events, 'I1mr')}, D1 misses ${perRequest(events, 'D1mr', 'D1mw')}, LL misses ${perRequest(events, 'ILmr', 'DLmr', 'DLmw')} per request`
+      : '';
+    process.stdout.write(`${name.padEnd(24)} ${Math.round(ir).toLocaleString('en-US').padStart(12)} Ir/request${misses}\n`);
+    if (KEEP) {
+      fs.mkdirSync(KEEP, { recursive: true });
+      for (const f of fs.readdirSync(cgDir)) fs.copyFileSync(path.join(cgDir, f), path.join(KEEP, `${name}.${f}`));
+    }
     return ir;
   } finally {
     await stop(target);

@@ -9,6 +9,7 @@
  */
 import { UTILIZATION_ANOMALY_FRACTION } from './constants';
 import { isFamilyKey } from './family';
+import { restamped } from './merge';
 import { parseDecimal } from './number';
 import { normalizeStatus } from './status';
 import { parseResetMs } from './time';
@@ -270,9 +271,12 @@ function atTime(s: QuotaSnapshot, observedAtMs: number): QuotaSnapshot {
   let scoped = s.scoped;
   for (const family in s.scoped) {
     if (scoped === s.scoped) scoped = {};
-    scoped[family] = { ...s.scoped[family], observedAtMs };
+    // Assigned after the copy, not defined in the literal (merge.ts `restamped` says why).
+    const w = { ...s.scoped[family] };
+    w.observedAtMs = observedAtMs;
+    scoped[family] = w;
   }
-  return { ...s, observedAtMs, scoped };
+  return restamped(s, observedAtMs, scoped);
 }
 
 /**

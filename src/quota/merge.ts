@@ -44,14 +44,20 @@ function pick<T extends { resetAtMs?: number }>(a: Timed<T> | undefined, b: Time
   const r = chosen.value.resetAtMs;
   const o = other?.value.resetAtMs;
   if (r !== undefined && o !== undefined && Math.abs(r - o) < RESET_JITTER_MS && r !== o) {
-    return { value: { ...chosen.value, resetAtMs: o }, atMs: chosen.atMs };
+    const value = { ...chosen.value };
+    value.resetAtMs = o;
+    return { value, atMs: chosen.atMs };
   }
   return chosen;
 }
 
 /** Stamps a carried group's own observation time, or removes the stamp when it equals the snapshot's. */
 function stamp<T extends { observedAtMs?: number }>(t: Timed<T>, refMs: number): T {
-  if (t.atMs < refMs) return { ...t.value, observedAtMs: t.atMs };
+  if (t.atMs < refMs) {
+    const stamped = { ...t.value };
+    stamped.observedAtMs = t.atMs;
+    return stamped;
+  }
   if (t.value.observedAtMs === undefined) return t.value; // snapshots are never mutated: share it
   // Copied without the stamp rather than `delete`d (which leaves a slow dictionary-mode object).
   const { observedAtMs: _stamp, ...rest } = t.value;
@@ -94,8 +100,24 @@ function supersededRejection(unified: Timed<Unified>, later: QuotaSnapshot): boo
  */
 export function mergeSnapshot(prev: QuotaSnapshot | undefined, next: QuotaSnapshot): QuotaSnapshot {
   if (!prev) return next;
-  if (repeats(prev, next)) return { ...prev, observedAtMs: next.observedAtMs, scoped: prev.scoped ?? {} };
+  if (repeats(prev, next)) return restamped(prev, next.observedAtMs, prev.scoped ?? {});
   return mergeByRules(prev, next);
+}
+
+/**
+ * A copy of `s` observed at `observedAtMs` (epoch ms) with `scoped` as its model-scoped windows.
+ *
+ * The copy's members are assigned after the spread, never written `{ ...s, observedAtMs, scoped }`,
+ * here and wherever a quota object of varying shape is copied on the answer path: V8 (Node 20)
+ * keeps no cache for members defined in an object literal once a site has seen many shapes, so
+ * that form takes the runtime's slow path on every call (docs/performance.md, "Object literals
+ * that spread").
+ */
+export function restamped(s: QuotaSnapshot, observedAtMs: number, scoped: QuotaSnapshot['scoped']): QuotaSnapshot {
+  const out = { ...s };
+  out.observedAtMs = observedAtMs;
+  out.scoped = scoped;
+  return out;
 }
 
 /** {@link mergeSnapshot} with every rule applied, also to a repeat (which mergeSnapshot shortcuts; the tests compare the two). */
