@@ -4,7 +4,7 @@
 //   proxy/ → the five above; cli/ → all but vscode/; vscode/ → all;
 //   sim/ → none of them, imported only by cli/, vscode/ and whatif/ (its pure world model);
 //   whatif/ → routing/, quota/ and sim/'s world model; webview/ (the panel's page) → quota/, and types. routing/, quota/ and whatif/ do no I/O; only
-//   vscode/ imports `vscode`; no import cycles, type-only imports included.
+//   vscode/ imports `vscode`; no import cycles, type-only imports included; the Redis client is loaded on demand only.
 // Tests and benchmarks are not layered, but take part in the cycle check.
 // test/architecture/dependencyRules.test.ts proves that each rule bites.
 
@@ -139,6 +139,15 @@ module.exports = {
       comment: 'The world model the what-if simulator uses stays pure: no I/O, no other sim/ module.',
       from: { path: SIM_WORLD_MODEL },
       to: { path: [...IMPURE_MODULES, '^src/sim/'], pathNot: SIM_WORLD_MODEL },
+    },
+    {
+      name: 'redis-client-loaded-on-demand',
+      severity: 'error',
+      comment:
+        'The Redis client loads only when a shared store is opened: only src/store/connection.ts imports ioredis, and the rest of src/ imports that module for its types or through import(). ' +
+        'ioredis subclasses String, which leaves String.prototype slow for the whole process (docs/performance.md, "Loading the Redis client").',
+      from: { path: '^src/', pathNot: '^src/store/connection\\.ts$' },
+      to: { path: ['^src/store/connection\\.ts$', '(^|/)node_modules/ioredis/', '^ioredis$'], dependencyTypesNot: ['type-only', 'dynamic-import'] },
     },
     {
       name: 'not-to-unresolvable',

@@ -4,7 +4,7 @@
  * the target and the key its own way (a config and key file; settings and SecretStorage).
  */
 import type { CredentialStore } from '../accounts/types';
-import { StoreConnection, type ConnectionOptions } from './connection';
+import type { ConnectionOptions, StoreConnection } from './connection';
 import type { StoreKey } from './encryption';
 import { SharedCredentialStore } from './sharedCredentials';
 import type { StoreTarget } from '../config/storeUrl';
@@ -22,6 +22,8 @@ export interface SharedStore {
  * @param keySource where the key comes from, for messages (a key file's path, "the key in SecretStorage")
  */
 export async function openSharedStore(target: StoreTarget, key: StoreKey, local: CredentialStore, opts: ConnectionOptions & { keySource: string }): Promise<SharedStore> {
+  // Loaded only here: a router without a shared pool never loads the Redis client (ioredis and its dependencies).
+  const { StoreConnection } = await import('./connection');
   const connection = new StoreConnection(target, opts);
   await connection.start();
   const credentials = new SharedCredentialStore(local, connection, key, { log: opts.log, keySource: opts.keySource, now: opts.now });
