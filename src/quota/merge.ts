@@ -110,8 +110,8 @@ export function mergeSnapshot(prev: QuotaSnapshot | undefined, next: QuotaSnapsh
  * The copy's members are assigned after the spread, never written `{ ...s, observedAtMs, scoped }`,
  * here and wherever a quota object of varying shape is copied on the answer path: V8 (Node 20)
  * keeps no cache for members defined in an object literal once a site has seen many shapes, so
- * that form takes the runtime's slow path on every call (docs/performance.md, "Object literals
- * that spread").
+ * that form takes the runtime's slow path on every call (docs/performance.md, "Why the hot path
+ * looks the way it does", the entry for this module).
  */
 export function restamped(s: QuotaSnapshot, observedAtMs: number, scoped: QuotaSnapshot['scoped']): QuotaSnapshot {
   const out = { ...s };

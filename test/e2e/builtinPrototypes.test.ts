@@ -67,7 +67,7 @@ describe('e2e: the built CLI keeps the built-in prototypes fast', function () {
         extra: 'routing:\n  session-affinity: true',
       }),
     );
-    proxy = spawnCli(['start', '--config', file], { env: { NODE_OPTIONS: `--require ${preload}` } });
+    proxy = spawnCli(['start', '--config', file], { env: { NODE_OPTIONS: `--require ${JSON.stringify(preload)}` } });
     const url = (await waitForStdout(proxy, /^listening on (http:\/\/127\.0\.0\.1:\d+)$/m))[1];
 
     const res = await request(`${url}/v1/messages?beta=true`, {
