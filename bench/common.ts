@@ -27,24 +27,27 @@ export function clockTicks(): number {
  * that a tick is a few per cent at most.
  */
 export function procCpuMicros(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // The command name (field 2) may contain spaces; fields after it are space-separated.
-  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const utime = Number(rest[11]);
-  const stime = Number(rest[12]);
-  return ((utime + stime) * 1e6) / clockTicks();
+  const f = procStat(pid);
+  return ((Number(f[STAT.utime]) + Number(f[STAT.stime])) * 1e6) / clockTicks();
 }
 
 /** Kernel-mode CPU time of a process so far, µs (/proc/<pid>/stat field 15, `stime`): syscalls such as the sockets' writev and reads. */
 export function procSysMicros(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[12]) * 1e6) / clockTicks();
+  return (Number(procStat(pid)[STAT.stime]) * 1e6) / clockTicks();
 }
 
 /** Minor page faults of the process so far (/proc/<pid>/stat field 10). */
 export function procMinorFaults(pid: number): number {
+  return Number(procStat(pid)[STAT.minflt]);
+}
+
+/** Indexes into {@link procStat}'s fields (field 3, `state`, is index 0; proc(5) numbers them from 1). */
+const STAT = { minflt: 7, utime: 11, stime: 12 } as const;
+
+/** The fields of /proc/<pid>/stat after the command name (field 2, which may contain spaces), from field 3 on. */
+function procStat(pid: number): string[] {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[7]);
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
 }
 
 /** A value in kB from /proc/<pid>/status (`VmRSS`, `VmHWM`), or NaN. */
