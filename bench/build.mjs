@@ -13,6 +13,7 @@ await esbuild.build({
     whatif: 'bench/whatif.ts',
     instructions: 'bench/instructions.ts',
     'forecast-seeds': 'bench/forecast-seeds.ts',
+    pool: 'bench/pool.ts',
   },
   outdir: 'out/bench',
   bundle: true,
