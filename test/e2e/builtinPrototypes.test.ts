@@ -1,8 +1,8 @@
 /**
  * The BUILT router CLI, started and serving a streamed request, leaves JavaScript's built-in
- * prototypes in the fast form V8 gave them. A module that subclasses a built-in when it loads
- * (ioredis's `class VerbatimString extends String` did, until the Redis client became an on-demand
- * import) puts that prototype in dictionary mode for the life of the process, and every method
+ * prototypes in the fast form V8 gave them — with and without a shared store. A module that
+ * subclasses a built-in when it loads (ioredis's `class VerbatimString extends String`, which the
+ * bundles replace: esbuild.mjs) puts that prototype in dictionary mode for the life of the process, and every method
  * call on such values in optimised code then takes a slow generic lookup: five times slower for
  * string methods (docs/performance.md, "Loading the Redis client"). The check runs inside the
  * CLI's own process through a preloaded module that asks V8 (`%HasFastProperties`).
@@ -14,6 +14,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { request } from 'undici';
 import { startFakeUpstream, type FakeUpstream } from '../../src/sim';
+import { startRedis, type RedisServer } from '../support/redisServer';
 import { proxyConfigYaml, spawnCli, waitForStdout, type CliProcess } from '../support/routerCli';
 
 /** Built-ins whose prototypes the product's hot path calls methods on. */
@@ -41,13 +42,20 @@ describe('e2e: the built CLI keeps the built-in prototypes fast', function () {
   let dir: string;
   let sim: FakeUpstream | undefined;
   let proxy: CliProcess | undefined;
+  let redis: RedisServer | undefined;
   afterEach(async () => {
     await proxy?.stop();
     await sim?.close();
+    await redis?.close();
+    redis = undefined;
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('after start-up and a streamed answer, no built-in prototype that was fast has left fast mode', async () => {
+  /**
+   * Starts the built CLI under the preload with `extra` config lines, serves one streamed answer,
+   * stops it, and returns the prototypes that were fast before start-up and are not at exit.
+   */
+  async function prototypesLeftSlow(extra: string): Promise<string[]> {
     dir = mkdtempSync(path.join(os.tmpdir(), 'router-protos-'));
     const preload = path.join(dir, 'preload.js');
     writeFileSync(preload, PRELOAD);
@@ -64,7 +72,7 @@ describe('e2e: the built CLI keeps the built-in prototypes fast', function () {
         stateDir: path.join(dir, 'state'),
         clientKey,
         accounts: spec,
-        extra: 'routing:\n  session-affinity: true',
+        extra: `${extra}\nrouting:\n  session-affinity: true`,
       }),
     );
     proxy = spawnCli(['start', '--config', file], { env: { NODE_OPTIONS: `--require ${JSON.stringify(preload)}` } });
@@ -84,9 +92,21 @@ describe('e2e: the built CLI keeps the built-in prototypes fast', function () {
     assert.ok(line, `the preload reported nothing; stderr:\n${proxy.stderr()}`);
     const seen = JSON.parse(line[1]) as Record<string, [boolean, boolean]>;
     assert.ok(seen.String[0], 'String.prototype is fast in a fresh node (the check can see a change)');
-    const slowed = Object.entries(seen)
+    return Object.entries(seen)
       .filter(([, [before, after]]) => before && !after)
       .map(([name]) => `${name}.prototype`);
+  }
+
+  it('after start-up and a streamed answer, no built-in prototype that was fast has left fast mode', async () => {
+    const slowed = await prototypesLeftSlow('');
+    assert.deepEqual(slowed, [], `left fast mode: ${slowed.join(', ')}`);
+  });
+
+  it('with a shared store (the Redis client loaded and talking to redis-server), none has either', async () => {
+    redis = await startRedis();
+    const slowed = await prototypesLeftSlow(`state-store: ${JSON.stringify(redis.url)}`);
+    // The router did use the store: its binding and in-flight records are there.
+    assert.ok((await redis.client.dbsize()) > 0, 'the router wrote nothing to the store');
     assert.deepEqual(slowed, [], `left fast mode: ${slowed.join(', ')}`);
   });
 });
