@@ -7,6 +7,7 @@
 import * as path from 'node:path';
 import { AccountRegistry } from '../accounts/registry';
 import type { AccountKind } from '../accounts/types';
+import { credentialShape } from '../accounts/credentialShape';
 import { FileCredentialStore } from '../accounts/fileCredentialStore';
 import { claudeCodeCredentialsPath, readClaudeCodeLogin } from '../accounts/claudeCodeLogin';
 import { configFromArgs, UsageError, validLabel, type GlobalOptions } from './args';
@@ -26,6 +27,8 @@ export interface AccountsOptions extends GlobalOptions {
   apiKey?: string;
   apiKeyFile?: string;
   fallback?: boolean;
+  /** `accounts add`: replace the credentials of an existing account of that label. */
+  replace?: boolean;
   credentialsFile?: string;
   json?: boolean;
 }
@@ -81,14 +84,25 @@ export async function runAccounts(sub: 'list' | 'add' | 'import' | 'remove', val
         expiresAtMs = /^\d+$/.test(v) ? Number(v) : Date.parse(v);
         if (!Number.isFinite(expiresAtMs)) throw new UsageError('--expires-at: expected ISO-8601 or epoch milliseconds');
       }
+      const inConfig = (config.accounts ?? []).some((a) => a.label === label);
+      const prev = (await registry.list()).find((a) => a.label === label);
+      const exists = inConfig || prev !== undefined;
+      if (exists && !values.replace) {
+        throw new UsageError(`an account "${label}" exists; --replace replaces its credentials (its refresh token too), or choose another --label`);
+      }
       const { kind, accessToken, refreshToken } = await secretsToAdd(
         { flag: '--access-token', value: values.accessToken, file: values.accessTokenFile, envVar: 'CLAUDE_ROUTER_ACCESS_TOKEN' },
         { flag: '--refresh-token', value: values.refreshToken, file: values.refreshTokenFile, envVar: 'CLAUDE_ROUTER_REFRESH_TOKEN' },
         { flag: '--api-key', value: values.apiKey, file: values.apiKeyFile, envVar: 'CLAUDE_ROUTER_API_KEY' },
       );
       await store.set(label, { accessToken, refreshToken, expiresAtMs });
-      await registry.upsert({ label, kind, fallback: values.fallback ?? false, enabled: true });
-      process.stdout.write(`added account "${label}"\n`);
+      // An API key is billed per token: like the extension's Add Account from Token, it serves only as a fallback unless told otherwise.
+      // A replaced account keeps its settings (enabled, fallback) unless its kind changed; the config file's accounts keep theirs there.
+      const fallback = values.fallback ?? (prev && prev.kind === kind ? prev.fallback : kind === 'api_key');
+      if (!inConfig) await registry.upsert({ ...prev, label, kind, fallback, enabled: prev?.enabled ?? true });
+      process.stdout.write(
+        `${exists ? 'replaced the credentials of' : 'added'} ${kind === 'api_key' ? 'API-key ' : ''}account "${label}"${fallback ? ' (a fallback: used only when no other account can serve)' : ''}\n`,
+      );
       return 0;
     }
     case 'import': {
@@ -127,8 +141,10 @@ export async function runAccounts(sub: 'list' | 'add' | 'import' | 'remove', val
  * its environment variable. With none of these for the access token or API key, standard input
  * (when it is not a terminal) carries the access token on its first line and, optionally, the
  * refresh token on its second. Lines of standard input go to the secrets that read it in the
- * order access token (or API key), refresh token.
- * @throws UsageError when no secret, or both an access token and an API key, are given
+ * order access token (or API key), refresh token. A piped secret that starts `sk-ant-api` is an
+ * API key (credentialShape.ts).
+ * @throws UsageError when no secret, both an access token and an API key, a secret whose prefix
+ *   contradicts its option, or an API key with a refresh token are given
  */
 async function secretsToAdd(
   access: SecretOption,
@@ -170,5 +186,15 @@ async function secretsToAdd(
   else if (refreshSrc !== 'none') refreshToken = await readSecret(refresh, refreshSrc, env);
   // Piped with no option at all: an optional second line is the refresh token.
   else if (fromStdin) refreshToken = lines.shift();
-  return { kind: isKey ? 'api_key' : 'oauth', accessToken: secret, refreshToken };
+  // The secret's prefix decides what a piped secret is, and refuses one given as the other kind.
+  const shape = credentialShape(secret);
+  const where = fromStdin ? 'standard input' : `${main.flag}${mainSrc === 'file' ? '-file' : mainSrc === 'env' ? ` (${main.envVar})` : ''}`;
+  if (isKey && (shape === 'oauth' || shape === 'refresh'))
+    throw new UsageError(`${where}: that is an OAuth token (sk-ant-${secret.trim().slice(7, 10)}…), not an API key; give it as the access token`);
+  if (!isKey && !fromStdin && shape === 'api_key')
+    throw new UsageError(`${where}: that is an API key (sk-ant-api…), not an access token; give it with --api-key, --api-key-file or ${apiKey.envVar}`);
+  if (shape === 'refresh') throw new UsageError(`${where}: that is a refresh token (sk-ant-ort…); the access token comes first, the refresh token on the second line`);
+  const kind = isKey || shape === 'api_key' ? 'api_key' : 'oauth';
+  if (kind === 'api_key' && refreshToken) throw new UsageError('an API key takes no refresh token: give the key alone');
+  return { kind, accessToken: secret, refreshToken };
 }

@@ -48,7 +48,9 @@ export function registerAccountCommands(accounts: Command, done: (code: number) 
     .option('--api-key <key|->', 'an API key instead of OAuth tokens; `-` reads it from standard input (a literal value warns)')
     .option('--api-key-file <file>', 'read the API key from a 0600 file')
     .option('--expires-at <iso|ms>', 'when the access token expires')
-    .option('--fallback', 'use it only when no other account can serve')
+    .option('--fallback', 'use it only when no other account can serve (the default for an API key, billed per token)')
+    .option('--no-fallback', 'route to an API-key account like any other')
+    .option('--replace', 'replace the credentials of an existing account of that label')
     .addOption(configOption())
     .addHelpText(
       'after',

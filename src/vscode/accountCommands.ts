@@ -6,6 +6,7 @@
  */
 import * as vscode from 'vscode';
 import { claudeCodeCredentialsPath, readClaudeCodeLogin } from '../accounts/claudeCodeLogin';
+import { credentialShape } from '../accounts/credentialShape';
 import { exchangeCode, startPkceLogin } from '../accounts/oauthLogin';
 import type { AccountInfo, Credentials } from '../accounts/types';
 import { RESERVED_LABELS } from '../config/schema';
@@ -132,7 +133,7 @@ export function registerAccountCommands(service: RouterService): vscode.Disposab
         validateInput: (v) => (v.trim().length < 16 ? vscode.l10n.t('that does not look like a token') : undefined),
       });
       if (!token) return;
-      const apiKey = token.trim().startsWith('sk-ant-api');
+      const apiKey = credentialShape(token) === 'api_key';
       const label = await askLabel(service, apiKey ? 'pay-as-you-go' : vscode.l10n.t('account {0}', service.accounts.all().length + 1));
       if (!label) return;
       await saveAccount(service, label, { accessToken: token.trim() }, apiKey ? { kind: 'api_key', fallback: true } : { kind: 'oauth' });

@@ -68,6 +68,46 @@ describe('e2e: secrets stay off the command line', function () {
     assert.ok(!r.stderr.includes('clr-a-key-on-the-command-line'));
   });
 
+  it('a piped API key is stored as an API-key fallback account, not as an OAuth token; --no-fallback routes to it normally', async () => {
+    const r = await add(['--label', 'payg'], { input: 'sk-ant-api03-piped-key\n' });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /added API-key account "payg" \(a fallback: used only when no other account can serve\)/);
+    const plain = await add(['--label', 'payg2', '--no-fallback'], { input: 'sk-ant-api03-piped-key-2\n' });
+    assert.equal(plain.code, 0, plain.stderr);
+    const list = (await runCli(['accounts', 'list', '--config', config])).stdout;
+    assert.match(list, /^payg\tapi_key fallback\tcredentials stored$/m);
+    assert.match(list, /^payg2\tapi_key\tcredentials stored$/m);
+  });
+
+  it('refuses a secret whose prefix contradicts its option, or a refresh token where the access token goes, and stores nothing', async () => {
+    const cases: [string[], Parameters<typeof runCli>[2], RegExp][] = [
+      [['--label', 'a', '--api-key', '-'], { input: 'sk-ant-oat01-not-a-key\n' }, /--api-key: that is an OAuth token \(sk-ant-oat…\), not an API key/],
+      [['--label', 'b'], { env: { CLAUDE_ROUTER_ACCESS_TOKEN: 'sk-ant-api03-not-a-token' } }, /--access-token \(CLAUDE_ROUTER_ACCESS_TOKEN\): that is an API key/],
+      [['--label', 'c'], { input: 'sk-ant-ort01-refresh-first\n' }, /standard input: that is a refresh token/],
+      [['--label', 'd'], { input: 'sk-ant-api03-a-key\nsk-ant-ort01-and-a-refresh\n' }, /an API key takes no refresh token/],
+    ];
+    for (const [args, opts, message] of cases) {
+      const r = await add(args, opts);
+      assert.equal(r.code, 2, `${args.join(' ')}: ${r.stdout}${r.stderr}`);
+      assert.match(r.stderr, message);
+      assert.doesNotMatch(r.stderr, /not-a-key|not-a-token|refresh-first|and-a-refresh/, 'the message does not repeat the secret');
+    }
+    assert.match((await runCli(['accounts', 'list', '--config', config])).stdout, /^no accounts$/m);
+  });
+
+  it('an existing label is refused unless --replace, which replaces the credentials and keeps the settings', async () => {
+    assert.equal((await add(['--label', 'work', '--fallback'], { input: 'sk-ant-oat01-first\nsk-ant-ort01-first\n' })).code, 0);
+    const again = await add(['--label', 'work'], { input: 'sk-ant-oat01-second\n' });
+    assert.equal(again.code, 2);
+    assert.match(again.stderr, /an account "work" exists; --replace replaces its credentials/);
+    assert.deepEqual({ ...stored('work') }, { accessToken: 'sk-ant-oat01-first', refreshToken: 'sk-ant-ort01-first' }, 'nothing replaced');
+    const replaced = await add(['--label', 'work', '--replace'], { input: 'sk-ant-oat01-second\nsk-ant-ort01-second\n' });
+    assert.equal(replaced.code, 0, replaced.stderr);
+    assert.match(replaced.stdout, /replaced the credentials of account "work"/);
+    assert.deepEqual({ ...stored('work') }, { accessToken: 'sk-ant-oat01-second', refreshToken: 'sk-ant-ort01-second' });
+    assert.match((await runCli(['accounts', 'list', '--config', config])).stdout, /^work\toauth fallback\tcredentials stored$/m, 'still a fallback');
+  });
+
   it('with nothing piped and no option, says where a token may come from', async () => {
     const r = await add(['--label', 'empty'], { input: '' });
     assert.equal(r.code, 2);
