@@ -34,6 +34,11 @@ export async function runRotateKey(values: { config?: string } & GlobalOptions):
       return 1;
     }
     process.stdout.write(`the proxy at ${url} now refuses the previous key\n`);
+  } else if (running) {
+    // The proxy registered here (the demo) keeps its key in its own state directory: say so, or the user would think it rotated.
+    process.stdout.write(
+      `note: the proxy registered here (${running.url}) runs from another state directory and keeps its own key, unchanged; to rotate that one: claude-router rotate-key --state-dir ${running.stateDir}\n`,
+    );
   }
   process.stdout.write(`clients need the new key: start them from a new shell with CLAUDE_CODE_OAUTH_TOKEN="$(cat ${file})"\n`);
   return 0;

@@ -65,6 +65,20 @@ describe('e2e: finding the running proxy without flags', function () {
     assert.match(after.stderr, /no client key in .* and no proxy registered there/);
   });
 
+  it('plain `rotate-key` with the demo registered says the demo keeps its own key, and how to rotate that one', async () => {
+    const { state } = await startDemo();
+    const demoKey = readFileSync(path.join(state, 'client-key'), 'utf8');
+    const r = await runCli(['rotate-key'], 10_000, { env });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, new RegExp(`^new client key written to ${home}/client-key$`, 'm'));
+    assert.match(
+      r.stdout,
+      new RegExp(`runs from another state directory and keeps its own key, unchanged; to rotate that one: claude-router rotate-key --state-dir ${state}$`, 'm'),
+    );
+    assert.equal(readFileSync(path.join(state, 'client-key'), 'utf8'), demoKey, "the demo's key is unchanged");
+    assert.equal((await runCli(['status', '--json'], 10_000, { env })).code, 0, 'status still reaches the demo');
+  });
+
   it('a demo leaves a registered proxy in place and prints the --state-dir that finds it; --state-dir selects either', async () => {
     const sim = await startFakeUpstream({ accounts: [{ label: 'mine', accessToken: 'sk-ant-oat01-discovery-mine', refreshToken: 'sk-ant-ort01-discovery-mine' }] });
     cleanups.push(() => sim.close());
