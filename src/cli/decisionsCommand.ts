@@ -5,7 +5,7 @@
  */
 import type { DecisionRecord } from '../routing/decision';
 import { metricsFromRecord } from '../routing/decision';
-import { candidateText, explainReason } from '../proxy/status/statusView';
+import { candidateText, decisionReasonText } from '../proxy/status/statusView';
 import { parseDecisionQuery } from '../proxy/state/decisionQuery';
 import { formatDuration } from '../quota/duration';
 import { UsageError, waitForSignal } from './args';
@@ -137,7 +137,7 @@ export function formatDecision(r: DecisionRecord, paint: Paint): string {
   const served = r.servedBy ? `→ ${paint.bold(r.servedBy)}${r.servedByFallback ? ' (fallback)' : ''}` : '→ no account';
   const lines = [
     `${r.ts.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}  ${r.requestId}  ${r.model ?? r.path}${r.stream ? ' (stream)' : ''}  ${session}`,
-    `  ${served}  ${outcome} ${r.status}  ${r.durationMs < 10_000 ? `${Math.round(r.durationMs)} ms` : formatDuration(r.durationMs / 1000)}  ${r.strategy}: ${explainReason(r.selectionReason)}`,
+    `  ${served}  ${outcome} ${r.status}  ${r.durationMs < 10_000 ? `${Math.round(r.durationMs)} ms` : formatDuration(r.durationMs / 1000)}  ${r.strategy}: ${decisionReasonText(r)}`,
   ];
   if (r.attempts.length > 1) lines.push(`  attempts: ${r.attempts.map((a) => `${a.account} ${a.status || '-'} ${a.result}`).join(', ')}`);
   const width = Math.max(0, ...r.candidates.map((c) => c.account.length));

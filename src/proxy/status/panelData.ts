@@ -12,7 +12,19 @@ import { sessionTimeline, type SwitchCause } from '../../routing/sessionTimeline
 import type { EstimationReport } from './estimation';
 import { estimationLines, modelEstimateText, reservedText } from './estimationView';
 import type { StatusReport } from './status';
-import { accountState, candidateText, eligibilityText, explainReason, percent, poolSummary, timeUntil, warmUpText, whyNow, type AccountState } from './statusView';
+import {
+  accountState,
+  candidateText,
+  decisionReasonText,
+  eligibilityText,
+  explainReason,
+  percent,
+  poolSummary,
+  timeUntil,
+  warmUpText,
+  whyNow,
+  type AccountState,
+} from './statusView';
 import type { HistoryRange, UsageSeries } from '../state/usageHistory';
 
 /** One usage bar: `used` is a fraction 0–1 (null: unknown). */
@@ -210,7 +222,7 @@ function decisionViews(decisions: readonly DecisionRecord[], now: number): Decis
   return [...decisions].reverse().map((r) => {
     const atMs = Date.parse(r.ts);
     const summary = [
-      explainReason(r.selectionReason),
+      decisionReasonText(r),
       r.outcome,
       ...(r.stickyKeyHash ? [`${r.stickyKind} ${r.stickyKeyHash.slice(0, 8)}`] : []),
       ...(r.attempts.length > 1 ? [`${r.attempts.length} attempts`] : []),

@@ -5,6 +5,7 @@
  */
 import type { AccountReport, StatusReport, StoreReport } from './status';
 import { formatDuration } from '../../quota/duration';
+import type { DecisionRecord } from '../../routing/decision';
 import type { CandidateVerdict } from '../../routing/plan';
 import { forecastText, lossText, verdictText, type FilterVerdict, type LossFigures } from '../../routing/planner/verdict';
 
@@ -120,6 +121,19 @@ const REASONS: Record<string, string> = {
 /** A reason code in words. */
 export function explainReason(code: string): string {
   return REASONS[code] ?? code.replace(/_/g, ' ');
+}
+
+/**
+ * Why a recorded request went where it went, in words: the planner's reason when the account it
+ * chose served; when another served (a failover), what the attempts met and which account was
+ * chosen first and why (`failed over (work 429 throttle); work was chosen first: its weekly
+ * allowance expires soonest`), so a failover never shows the first choice's reason as the server's.
+ */
+export function decisionReasonText(r: Pick<DecisionRecord, 'selectionReason' | 'servedBy' | 'attempts' | 'candidates'>): string {
+  const chosen = r.candidates.find((c) => c.verdict === 'selected')?.account;
+  if (!chosen || r.servedBy === null || r.servedBy === chosen) return explainReason(r.selectionReason);
+  const met = r.attempts.filter((a) => a.account !== r.servedBy).map((a) => `${a.account} ${a.status || '-'} ${a.result.replace(/_/g, ' ')}`);
+  return `failed over${met.length ? ` (${met.join(', ')})` : ''}; ${chosen} was chosen first: ${explainReason(r.selectionReason)}`;
 }
 
 /** A candidate's verdict as recorded or previewed (`filter` is absent in records from before the planner stages). */

@@ -1,5 +1,7 @@
 import { strict as assert } from 'node:assert';
-import { accountBrief, accountDescription, accountState, poolSummary, whyNow } from '../../../src/proxy/status/statusView';
+import { formatDecision } from '../../../src/cli/decisionsCommand';
+import { PLAIN } from '../../../src/cli/color';
+import { accountBrief, accountDescription, accountState, decisionReasonText, poolSummary, whyNow } from '../../../src/proxy/status/statusView';
 import { accounts, callRouter, routerStatus, startHarness } from '../../support/routerHarness';
 
 describe('status presentation (tree, status bar, panel, CLI)', () => {
@@ -19,6 +21,25 @@ describe('status presentation (tree, status bar, panel, CLI)', () => {
       assert.match(whyNow(b, s), /A new request would go here/);
       assert.deepEqual(poolSummary(s).usable, 1);
       assert.equal(poolSummary(s).total, 2);
+    } finally {
+      await h.close();
+    }
+  });
+
+  it("a failover's reason says what the attempts met and which account was chosen first, never the first choice's reason as the server's", async () => {
+    const h = await startHarness(accounts('a', 'b'));
+    try {
+      h.sim.injectFault('a', { kind: 'throttle', retryAfterS: 60 });
+      await callRouter(h, { session: 's' });
+      const [r] = h.router.engine.recentDecisions(1);
+      assert.equal(r.servedBy, 'b');
+      assert.equal(decisionReasonText(r), 'failed over (a 429 throttle); a was chosen first: it comes first in the account order');
+      assert.match(formatDecision(r, PLAIN), /→ b {2}success 200 {2}\d+ ms {2}fill-first: failed over \(a 429 throttle\); a was chosen first: /);
+
+      await callRouter(h, { session: 't' });
+      const [plain] = h.router.engine.recentDecisions(1);
+      assert.equal(plain.servedBy, 'b');
+      assert.doesNotMatch(decisionReasonText(plain), /failed over/, 'a request its chosen account served reads as before');
     } finally {
       await h.close();
     }
