@@ -105,7 +105,7 @@ export class RouterEngine {
       changeStreams: new Set(),
       bodyBudget: new BodyBudget(),
       waitingRoom,
-      coolingRelease: new PacedRelease(waitingRoom, coolingReadyInMs(opts.state, now)),
+      coolingRelease: new PacedRelease(waitingRoom, coolingReadyInMs(opts.state, now), Math.random, now),
       retryBudget: new RetryBudget(),
       headerNotes: new HeaderNotes(opts.log),
       shared: opts.shared?.state,
@@ -122,6 +122,8 @@ export class RouterEngine {
   private readonly sampler: NodeJS.Timeout;
   private sampleSoon: NodeJS.Timeout | undefined;
   private readonly onStateChanged = (): void => {
+    // A cooldown lifted early (Reset Cooldown, fresh evidence, another router) frees its waiters now, not at its old end.
+    this.services.coolingRelease.recheck();
     if (this.sampleSoon) return;
     this.sampleSoon = setTimeout(this.sampleUsage, SAMPLE_AFTER_CHANGE_MS);
     this.sampleSoon.unref?.();

@@ -80,6 +80,19 @@ describe('blips: short upstream pauses cost no error and move no session', funct
     }
   });
 
+  it('a cooldown lifted early (Reset Cooldown) releases the requests already waiting for it at once, not at its old end', async () => {
+    h = await startHarness(accounts('a'), { routing: { sessionAffinityBlipWaitMs: 0 } });
+    h.sim.injectFault('a', { kind: 'throttle_window', durationMs: 40_000, retryAfterS: 40 });
+    const t0 = Date.now();
+    const held = callRouter(h, { session: 'held' });
+    await eventually(async () => (await routerStatus(h)).waiting.requests === 1, 5_000, 'the request held for the 40 s cooldown');
+    h.sim.clearFaults('a');
+    assert.ok(h.router.engine.resetCooldown('a')?.cooldown, 'a was cooling');
+    const r = await held;
+    assert.equal(r.status, 200, r.text);
+    assert.ok(Date.now() - t0 < 5_000, `served ${Date.now() - t0} ms after it arrived, not when the lifted cooldown would have ended`);
+  });
+
   it('a client that leaves while waiting holds no place in the room', async () => {
     h = await startHarness(accounts('a'), { routing: { sessionAffinityBlipWaitMs: 0, maxWaitingRequests: 1 } });
     h.sim.injectFault('a', { kind: 'throttle_window', durationMs: 2_000, retryAfterS: 2 });
