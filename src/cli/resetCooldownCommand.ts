@@ -49,5 +49,5 @@ export function registerResetCooldown(accounts: Command, done: (code: number) =>
       .argument('<label>', 'the account'),
   )
     .addHelpText('after', example('claude-router accounts reset-cooldown work'))
-    .action(async (label: string, opts: ProxyTargetOptions) => done(await runResetCooldown(label, opts)));
+    .action(async (label: string, _opts: unknown, cmd: Command) => done(await runResetCooldown(label, cmd.optsWithGlobals<ProxyTargetOptions & Record<string, unknown>>())));
 }

@@ -68,7 +68,8 @@ describe('e2e: claude-router accounts reset-cooldown', function () {
     assert.equal(work.coolingUntil, null);
     assert.equal(work.usable, true);
 
-    const again = await runCli(['accounts', 'reset-cooldown', 'work', '--config', config]);
+    // The global --state-dir finds the proxy too (its discovery file), before the subcommand as after it.
+    const again = await runCli(['--state-dir', path.join(dir, 'state'), 'accounts', 'reset-cooldown', 'work'], 10_000, { env: { CLAUDE_ROUTER_KEY: KEY } });
     assert.equal(again.code, 0, again.stderr);
     assert.equal(again.stdout, '"work": no cooldown was running\n');
 
