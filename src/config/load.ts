@@ -59,8 +59,18 @@ function complexKey(doc: Document, text: string): string | undefined {
   return found;
 }
 
+/** How a config file is read. */
+export interface LoadOptions {
+  /**
+   * Refuse a file with no settings at all (empty, or comments only). A reload does: an editor or
+   * script that truncates the file before writing it would otherwise drop every account for a
+   * moment. An intentionally empty config is written `{}`.
+   */
+  refuseEmpty?: boolean;
+}
+
 /** Parses and validates YAML text. Never throws: YAML the library cannot turn into data is an error result. */
-export function parseConfigText(text: string): LoadResult {
+export function parseConfigText(text: string, opts: LoadOptions = {}): LoadResult {
   let data: unknown;
   try {
     const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true });
@@ -69,6 +79,9 @@ export function parseConfigText(text: string): LoadResult {
     if (badKey) return { ok: false, error: `YAML: ${badKey}` };
     // toJS throws on an unresolved alias (`*a` without `&a`) and on an alias bomb.
     data = doc.toJS();
+    if (opts.refuseEmpty && (data === null || data === undefined)) {
+      return { ok: false, error: 'the file holds no settings (empty, or comments only); for a config of defaults write {}' };
+    }
   } catch (err) {
     // The library's messages can quote the source (and a token on that line): name the kind only.
     const kind = err instanceof Error && /alias/i.test(err.message) ? 'an alias that cannot be resolved, or too many aliases' : 'data that cannot be read';
@@ -89,13 +102,13 @@ function yamlErrorText(err: { code: string; pos: [number, number] }, text: strin
 }
 
 /** Reads and validates a config file. A missing or unreadable file is an error result. */
-export async function loadConfigFile(file: string): Promise<LoadResult> {
+export async function loadConfigFile(file: string, opts: LoadOptions = {}): Promise<LoadResult> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
     return { ok: false, error: `${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` };
   }
-  const result = parseConfigText(text);
+  const result = parseConfigText(text, opts);
   return result.ok ? result : { ok: false, error: `${file}: ${result.error}` };
 }

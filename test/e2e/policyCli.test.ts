@@ -163,6 +163,13 @@ describe('routing policies through the built CLI', function () {
     });
     assert.equal(ok.statusCode, 200);
     await ok.body.text();
+
+    // An editor that truncates the file before writing it: the empty moment is refused, every account stays.
+    writeFileSync(file, '# nothing yet\n');
+    await eventually(async () => /holds no settings/.test((await status()).config.lastReloadError ?? ''), 4000, 'empty file refused');
+    const emptied = await status();
+    assert.equal(emptied.config.generation, 2, 'the running generation stays');
+    assert.ok(emptied.accounts.length > 0, 'no account was dropped');
   });
 
   it('switching strategy by editing the YAML takes effect within 2 s, shows in /status and routes the next request', async () => {
