@@ -20,9 +20,11 @@ export interface TokenGrant {
  * Why a refresh failed. `invalid_grant` (refresh token dead or superseded) and
  * `rejected` (the endpoint refused in OAuth terms) need a person; `network`
  * covers every transient failure of the endpoint itself; `waiting_for_store`: in a shared pool
- * whose store is unreachable, another router owns this account's refresh (docs/shared-pool.md).
+ * whose store is unreachable, another router owns this account's refresh (docs/shared-pool.md);
+ * `store_unreadable`: the credential store could not be read (a corrupt or unreadable file), so
+ * there was nothing to send or refresh — the message names the store's problem, never a token.
  */
-export type RefreshFailure = 'invalid_grant' | 'no_refresh_token' | 'rejected' | 'network' | 'waiting_for_store';
+export type RefreshFailure = 'invalid_grant' | 'no_refresh_token' | 'rejected' | 'network' | 'waiting_for_store' | 'store_unreadable';
 
 export class RefreshError extends Error {
   constructor(

@@ -82,7 +82,7 @@ export class TokenManager {
    * @throws RefreshError('no_refresh_token') when the account has no credentials at all
    */
   async current(label: string): Promise<Credentials> {
-    const creds = this.checked(label) ?? this.reconcile(label, await this.store.get(label));
+    const creds = this.checked(label) ?? this.reconcile(label, await this.read(label));
     const now = this.now();
     if (lastsBeyondSkew(creds, now)) return creds;
     if (creds.expiresAtMs! <= now) return this.refresh(label, creds.accessToken); // defined: lastsBeyondSkew was false
@@ -93,6 +93,18 @@ export class TokenManager {
       );
     }
     return creds;
+  }
+
+  /**
+   * The stored credentials of `label`.
+   * @throws RefreshError('store_unreadable') naming the store's problem when it cannot be read
+   */
+  private async read(label: string): Promise<Credentials | undefined> {
+    try {
+      return await this.store.get(label);
+    } catch (err) {
+      throw new RefreshError('store_unreadable', tokenFree(err));
+    }
   }
 
   /**

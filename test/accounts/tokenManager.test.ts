@@ -19,6 +19,23 @@ function gatedRefresher() {
   return { refresher, release: () => release(), calls: () => calls };
 }
 
+describe('TokenManager and an unreadable store', () => {
+  it('a store that cannot be read is a store_unreadable failure naming its problem, never a token, and not a network failure', async () => {
+    const store = new MemoryCredentialStore();
+    store.get = async () => {
+      throw new Error('credential store /x/credentials.json is not valid JSON near "sk-ant-oat01-leaked"; fix it or move it away');
+    };
+    const tokens = new TokenManager(store, gatedRefresher().refresher);
+    await assert.rejects(tokens.current('a'), (err: unknown) => {
+      assert.ok(err instanceof RefreshError);
+      assert.equal(err.failure, 'store_unreadable');
+      assert.match(err.message, /credentials\.json is not valid JSON/);
+      assert.doesNotMatch(err.message, /leaked/);
+      return true;
+    });
+  });
+});
+
 describe('TokenManager races', () => {
   it('a refresh that finishes after the account was removed never brings its token back', async () => {
     const store = new MemoryCredentialStore();

@@ -218,7 +218,7 @@ function signInFailure(s: RouterServices, label: string, err: unknown, attempts:
   const failure = err instanceof RefreshError ? err.failure : 'network';
   if (!isConfigured(s, label)) {
     // Removed while this request ran: record nothing about it.
-  } else if (failure === 'network' || failure === 'waiting_for_store') {
+  } else if (failure === 'network' || failure === 'waiting_for_store' || failure === 'store_unreadable') {
     // Waiting for the shared store: a short pause, the account is tried again as soon as its pair may have arrived.
     // This router's own pause (the others may refresh, or hold the new pair): never shared with the pool.
     const pauseMs = failure === 'network' ? 30_000 : STORE_WAIT_PAUSE_MS;
@@ -226,7 +226,9 @@ function signInFailure(s: RouterServices, label: string, err: unknown, attempts:
   } else {
     s.state.markNeedsSignIn(label, failure === 'invalid_grant' ? 'refresh token was rejected (invalid_grant)' : 'no usable credentials');
   }
-  s.log.warn(`account ${label}: token refresh failed (${failure})`);
+  s.log.warn(
+    failure === 'store_unreadable' ? `account ${label}: its credentials could not be read: ${(err as Error).message}` : `account ${label}: token refresh failed (${failure})`,
+  );
   attempts.push({ account: label, status: 0, result: `refresh_${failure}`, ms: 0 });
   return { next: 'rotate' };
 }
