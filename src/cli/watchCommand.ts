@@ -2,7 +2,7 @@
  * `claude-router status --watch`: the pool as a live view. It follows the proxy's `/events`
  * stream (one `changed` event at most every 250 ms, on the connection the proxy proved itself
  * on) and reads `/status` after each change. On a terminal it redraws in place, and every second
- * for the countdowns; otherwise it prints the table again after each change, plain. It ends with
+ * for the countdowns; otherwise it prints the table again, plain, after each change that changes it. It ends with
  * Ctrl-C (exit 0) or when the proxy stops (exit 1).
  */
 import { verifyHolder } from '../proxy/http/identity';
@@ -25,6 +25,8 @@ export async function runWatch(values: StatusOptions, out: NodeJS.WriteStream = 
   const tty = out.isTTY === true;
   const paint = paintFor(out, values.color);
   let last: StatusReport | undefined;
+  /** The last table printed in plain mode: a change event that changes nothing drawn prints nothing. */
+  let printed = '';
 
   const draw = () => {
     if (!last) return;
@@ -32,7 +34,10 @@ export async function runWatch(values: StatusOptions, out: NodeJS.WriteStream = 
     const head = `${paint.bold('claude-router status --watch')}  ${target.url}  ${new Date(now).toTimeString().slice(0, 8)}${tty ? '  (Ctrl-C quits)' : ''}`;
     const table = formatStatusTable(last, now, { paint, bars: tty });
     if (tty) out.write(HOME + [head, '', ...table.trimEnd().split('\n')].map((l) => l + CLEAR_LINE).join('\n') + '\n' + CLEAR_BELOW);
-    else out.write(`${head}\n${table}\n`);
+    else if (table !== printed) {
+      printed = table;
+      out.write(`${head}\n${table}\n`);
+    }
   };
   let refreshing: Promise<void> = Promise.resolve();
   const refresh = () =>

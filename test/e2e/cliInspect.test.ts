@@ -220,6 +220,8 @@ describe('e2e: decisions, explain and status --watch', function () {
     const w = spawnCli(['status', '--watch'], { env });
     cleanups.push(() => w.stop());
     await waitForStdout(w, /why:/);
+    await new Promise((r) => setTimeout(r, 1_000));
+    assert.equal(w.stdout().match(/^ACCOUNT /gm)!.length, 1, 'a change event that changes nothing drawn prints no second table');
     assert.equal((await cli(['accounts', 'disable', 'personal'])).code, 0);
     await waitForStdout(w, /^personal +disabled +Disabled/m);
     assert.ok(!w.stdout().includes(ESC), 'no escape codes');
