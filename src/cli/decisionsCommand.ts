@@ -6,11 +6,13 @@
 import type { DecisionRecord } from '../routing/decision';
 import { metricsFromRecord } from '../routing/decision';
 import { candidateText, decisionReasonText } from '../proxy/status/statusView';
-import { parseDecisionQuery } from '../proxy/state/decisionQuery';
+import { parseDecisionQuery, readDecisionPage } from '../proxy/state/decisionQuery';
 import { formatDuration } from '../quota/duration';
-import { UsageError, waitForSignal } from './args';
+import { configFromArgs, UsageError, waitForSignal } from './args';
+import { findRunningProxy } from './discovery';
+import { stateDirOf } from './runtime';
 import { paintFor, type Paint } from './color';
-import { fetchPage, proxyTarget, type ProxyTarget, type ProxyTargetOptions } from './proxyClient';
+import { fetchPage, proxyTarget, type ProxyTargetOptions } from './proxyClient';
 
 export interface DecisionsOptions extends ProxyTargetOptions {
   limit: string;
@@ -64,9 +66,9 @@ export async function runDecisions(values: DecisionsOptions): Promise<number> {
   const checked = parseDecisionQuery(params.toString());
   if ('error' in checked) throw new UsageError(`--${checked.error}`);
 
-  const target = await proxyTarget(values);
+  const source = await decisionSource(values);
   const query = params.toString();
-  const records = await newest(target, query, limit, () => false);
+  const records = await newest(source, query, limit, () => false);
   const paint = paintFor(process.stdout, values.color);
   // With --follow, JSON goes out as one record per line (JSON Lines), so each can be read as it comes.
   const print = (list: DecisionRecord[]) =>
@@ -90,7 +92,7 @@ export async function runDecisions(values: DecisionsOptions): Promise<number> {
     if (stop) break;
     let fresh: DecisionRecord[];
     try {
-      fresh = await newest(target, query, PAGE * FOLLOW_PAGES, (r) => r.requestId === last?.requestId);
+      fresh = await newest(source, query, PAGE * FOLLOW_PAGES, (r) => r.requestId === last?.requestId);
     } catch (err) {
       process.stderr.write(`claude-router: ${(err as Error).message}
 `);
@@ -107,21 +109,51 @@ export async function runDecisions(values: DecisionsOptions): Promise<number> {
   return 0;
 }
 
+/** One page of matching decisions for a query string (the `/decisions` parameters), and the query of the page before it. */
+type PageSource = (query: string) => Promise<{ records: DecisionRecord[]; next: string | null }>;
+
+/**
+ * Where the decisions are read: the running proxy's `/decisions` (it flushes its log first), or —
+ * with no proxy registered in the state directory and no `--url` — the decision log on disk there,
+ * read by the same reader (decisionQuery.ts), no key needed.
+ * @throws UsageError when a proxy must be asked and no client key is found
+ */
+async function decisionSource(values: DecisionsOptions): Promise<PageSource> {
+  const { config } = await configFromArgs(values.config, values.stateDir);
+  const dir = stateDirOf(config);
+  if (values.url === undefined && values.key === undefined && !findRunningProxy(dir)) {
+    return async (query) => {
+      const q = parseDecisionQuery(query);
+      if ('error' in q) throw new UsageError(`--${q.error}`);
+      const page = await readDecisionPage(dir, q);
+      if (page.next === null) return { records: page.records, next: null };
+      const next = new URLSearchParams(query);
+      next.set('before', page.next);
+      return { records: page.records, next: next.toString() };
+    };
+  }
+  const target = await proxyTarget(values);
+  return async (query) => {
+    const page = await fetchPage<DecisionRecord>(target, `/decisions?${query}`);
+    return { records: page.records, next: page.next === null ? null : page.next.replace(/^\/decisions\?/, '') };
+  };
+}
+
 /**
  * The newest `limit` matching decisions, oldest first, read page by page (newest page first)
  * and stopping early at a page that holds a decision for which `known` is true.
  */
-async function newest(target: ProxyTarget, query: string, limit: number, known: (r: DecisionRecord) => boolean): Promise<DecisionRecord[]> {
+async function newest(source: PageSource, query: string, limit: number, known: (r: DecisionRecord) => boolean): Promise<DecisionRecord[]> {
   const pages: DecisionRecord[][] = [];
   let count = 0;
   const first = new URLSearchParams(query);
   first.set('limit', String(Math.min(PAGE, limit)));
-  let path: string | null = `/decisions?${first.toString()}`;
-  while (path !== null && count < limit) {
-    const page: { records: DecisionRecord[]; next: string | null } = await fetchPage<DecisionRecord>(target, path);
+  let next: string | null = first.toString();
+  while (next !== null && count < limit) {
+    const page = await source(next);
     pages.unshift(page.records.slice(Math.max(0, page.records.length - (limit - count))));
     count += page.records.length;
-    path = page.records.some(known) ? null : page.next;
+    next = page.records.some(known) ? null : page.next;
   }
   return pages.flat();
 }

@@ -138,6 +138,16 @@ describe('e2e: decisions, explain and status --watch', function () {
     assert.equal(JSON.parse((await cli(['decisions', '--since', '1h', '--json'])).stdout).length, 3);
     assert.match((await cli(['decisions', '--outcome', 'no_usable_account'])).stdout, /^no decisions match$/m);
 
+    // With no proxy running, the same query reads the log on disk (no key needed), paged alike.
+    await proxy.stop();
+    const offline = await cli(['decisions', '--session', hash.slice(0, 8), '--json']);
+    assert.equal(offline.code, 0, offline.stderr);
+    assert.deepEqual(
+      (JSON.parse(offline.stdout) as DecisionRecord[]).map((r) => r.requestId),
+      records.map((r) => r.requestId),
+    );
+    assert.equal((await cli(['decisions', '-n', '2'])).stdout.match(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ {2}req_router_/gm)?.length, 2);
+
     for (const [args, message] of [
       [['decisions', '--since', 'yesterday'], /--since: expected an ISO-8601 time, epoch milliseconds or a time ago/],
       [['decisions', '--limit', '0'], /--limit: expected an integer 1–10000, got "0"/],
