@@ -9,7 +9,7 @@ export const configOption = () => new Option('-c, --config <file>', 'proxy-confi
 
 /** How the client commands find the proxy, under their help. */
 export const PROXY_HELP =
-  'The proxy is the one registered in the state directory (started there, or the demo); its client key comes from that state directory, else CLAUDE_ROUTER_KEY.';
+  'The proxy is the one registered in the state directory (started there, or the demo);\nits client key comes from that state directory, else CLAUDE_ROUTER_KEY.';
 
 /** `--config`, `--url` and `--key`: the options of a command that asks a running proxy. */
 export function addProxyOptions(cmd: Command): Command {

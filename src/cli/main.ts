@@ -74,7 +74,8 @@ export function buildProgram(done: (code: number) => void): Command {
     .option('--no-color', 'no colours (also NO_COLOR=1; colours are used only on a terminal)')
     .exitOverride()
     .showSuggestionAfterError(true)
-    .configureHelp({ showGlobalOptions: true })
+    // Wrap descriptions even beside long command terms (commander gives up below 40 columns), so help fits 80 columns.
+    .configureHelp({ showGlobalOptions: true, minWidthToWrap: 20 })
     .configureOutput({
       outputError: (str, write) => write(`claude-router: ${str.replace(/^error: /, '')}`),
     })
@@ -228,6 +229,27 @@ export function buildProgram(done: (code: number) => void): Command {
       done(0);
     });
   registerSimulate(program, done);
+  // `help <command> [subcommand]`: commander's own help command takes one level and shows the whole help for a name it does not know.
+  program.helpCommand(false);
+  program
+    .command('help')
+    .summary('show help for a command (help accounts login)')
+    .argument('[command...]', 'the command, and its subcommand')
+    .action((names: string[]) => {
+      let cmd: Command = program;
+      for (const name of names) {
+        const sub = cmd.commands.find((c) => c.name() === name || c.aliases().includes(name));
+        if (!sub) {
+          const known = cmd.commands.map((c) => c.name()).filter((n) => n !== 'help');
+          throw new UsageError(
+            `no command "${[...names.slice(0, names.indexOf(name)), name].join(' ')}"; ${cmd === program ? 'the commands' : `the commands of ${cmd.name()}`}: ${known.join(', ')}`,
+          );
+        }
+        cmd = sub;
+      }
+      cmd.outputHelp();
+      done(0);
+    });
 
   return program;
 }

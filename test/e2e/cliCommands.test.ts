@@ -104,6 +104,22 @@ describe('e2e: claude-router command line', function () {
       assert.match(r.stderr, /^Usage: claude-router /);
       for (const c of ['start', 'status', 'demo', 'accounts', 'rotate-key', 'report', 'replay']) assert.match(r.stderr, new RegExp(`^  ${c}\\b`, 'm'));
     });
+
+    it('`help` takes a command and its subcommand; an unknown name is an error naming the commands there', async () => {
+      const login = await runCli(['help', 'accounts', 'login']);
+      assert.equal(login.code, 0, login.stderr);
+      assert.match(login.stdout, /^Usage: claude-router accounts login /);
+      assert.match(login.stdout, /\$ claude-router accounts login --label work/, 'with its examples');
+      for (const [args, message] of [
+        [['help', 'nope'], /^claude-router: no command "nope"; the commands: start, status, /],
+        [['help', 'accounts', 'nope'], /^claude-router: no command "accounts nope"; the commands of accounts: login, list, add, /],
+      ] as const) {
+        const r = await runCli([...args]);
+        assert.equal(r.code, 2);
+        assert.match(r.stderr, message);
+        assert.doesNotMatch(r.stderr, /^Usage:/m, 'not the whole help instead');
+      }
+    });
   });
 
   describe('config errors in words', () => {
