@@ -20,7 +20,7 @@ import type { RuntimeConfig } from '../proxy/runtimeConfig';
 import type { Logger } from '../proxy/log';
 import type { ProxyServer } from '../proxy/http/server';
 import { defaultStateDir, expandHome, loadOrCreateClientKey, watchClientKey } from './stateDir';
-import { registerProxy, unregisterProxy } from './discovery';
+import { findRunningProxy, registerProxy, unregisterProxy } from './discovery';
 import { mkdirSync } from 'node:fs';
 import type { CredentialStore } from '../accounts/types';
 import type { SharedStore } from '../store/openStore';
@@ -68,7 +68,7 @@ export function routingSources(config: ConfigInput, configPath: string | undefin
 /**
  * Starts the proxy for a validated config: the router (createRouter) listening on
  * `listen`, the runtime file other commands find it by, usage polling and hot reload.
- * @throws Error when the port is taken or the state directory is unusable
+ * @throws Error when the port is taken, the state directory is unusable, or another proxy runs from it
  */
 export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
   const env = opts.env ?? process.env;
@@ -79,6 +79,11 @@ export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
     mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   } catch (err) {
     throw new Error(`state-dir ${stateDir} cannot be used: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
+  }
+  // Two proxies on one state directory would share its files and unregister each other: one at a time.
+  const other = findRunningProxy(stateDir);
+  if (other && other.stateDir === stateDir && other.pid !== process.pid) {
+    throw new Error(`a proxy already runs from ${stateDir} (pid ${other.pid}, ${other.url}): stop it first, or give this one another state directory (--state-dir)`);
   }
   const store = new FileCredentialStore(path.join(stateDir, 'credentials.json'));
   const registry = new AccountRegistry(path.join(stateDir, 'accounts.json'));

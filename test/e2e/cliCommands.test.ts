@@ -189,6 +189,27 @@ describe('e2e: claude-router command line', function () {
       assert.doesNotMatch(r.stdout, /listening on/);
     });
 
+    it('a second `start` on the same state directory, or on a taken port, is refused in words and leaves the first proxy registered', async () => {
+      const sim = await startFakeUpstream({ accounts: spec });
+      cleanups.push(() => sim.close());
+      await addAccounts();
+      const first = spawnCli(['start', '--port', '0', '--upstream-url', sim.url, '--token-url', sim.tokenUrl], { env });
+      cleanups.push(() => first.stop());
+      const url = (await waitForStdout(first, /^listening on (http:\/\/127\.0\.0\.1:\d+)$/m))[1];
+
+      const same = await runCli(['start', '--port', '0', '--upstream-url', sim.url, '--token-url', sim.tokenUrl], 10_000, { env });
+      assert.equal(same.code, 1, same.stderr);
+      assert.ok(same.stderr.includes(`a proxy already runs from ${stateDir} (pid ${first.child.pid}, ${url}): stop it first`), same.stderr);
+      assert.equal((JSON.parse(readFileSync(path.join(stateDir, 'proxy.json'), 'utf8')) as { pid: number }).pid, first.child.pid, 'still the first one registered');
+
+      const port = new URL(url).port;
+      const other = ['--state-dir', path.join(dir, 'other')];
+      assert.equal((await runCli([...other, 'accounts', 'add', '--label', 'work'], 10_000, { env, input: `${spec[0].accessToken}\n` })).code, 0);
+      const taken = await runCli([...other, 'start', '--port', port, '--upstream-url', sim.url, '--token-url', sim.tokenUrl], 10_000, { env });
+      assert.equal(taken.code, 1, taken.stderr);
+      assert.ok(taken.stderr.includes(`port ${port} on 127.0.0.1 is taken by another program (another proxy?): stop it, or choose another port`), taken.stderr);
+    });
+
     it('`start` without --config serves the accounts added by command; `status` finds it with no flags', async () => {
       const sim = await startFakeUpstream({ accounts: spec });
       cleanups.push(() => sim.close());

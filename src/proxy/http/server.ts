@@ -20,7 +20,7 @@ const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
 /**
  * @param host a loopback address
  * @param port 0 picks a free port
- * @throws Error when `host` is not loopback, or the port is taken (EADDRINUSE)
+ * @throws Error when `host` is not loopback, or the port is taken (saying so, with EADDRINUSE as its cause)
  */
 export function listen(handler: http.RequestListener, host: string, port: number): Promise<ProxyServer> {
   if (!LOOPBACK.has(host)) return Promise.reject(new Error(`refusing to listen on ${host}: loopback only`));
@@ -35,9 +35,15 @@ export function listen(handler: http.RequestListener, host: string, port: number
     sendUnparsedError(socket, err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400, `Claude Router could not parse the request (${err.code ?? 'bad request'}).`);
   });
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
+    const failed = (err: NodeJS.ErrnoException) =>
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new Error(`port ${port} on ${host} is taken by another program (another proxy?): stop it, or choose another port (0 picks a free one)`, { cause: err })
+          : err,
+      );
+    server.once('error', failed);
     server.listen(port, host, () => {
-      server.off('error', reject);
+      server.off('error', failed);
       const addr = server.address() as AddressInfo;
       const shownHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
       resolve({
