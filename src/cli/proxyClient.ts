@@ -33,6 +33,7 @@ export interface ProxyTarget {
  * @throws UsageError when no key is found (exit 2)
  */
 export async function proxyTarget(values: ProxyTargetOptions, env: NodeJS.ProcessEnv = process.env): Promise<ProxyTarget> {
+  if (values.url !== undefined && !isHttpUrl(values.url)) throw new UsageError(`--url: expected the proxy's http:// URL (e.g. http://127.0.0.1:48290), got "${values.url}"`);
   const { config } = await configFromArgs(values.config, values.stateDir);
   const dir = stateDirOf(config, env);
   const running = values.url === undefined ? findRunningProxy(dir) : undefined;
@@ -45,6 +46,14 @@ export async function proxyTarget(values: ProxyTargetOptions, env: NodeJS.Proces
   const host = config.listen?.host ?? DEFAULT_SERVER_SETTINGS.host;
   const url = values.url ?? running?.url ?? `http://${host.includes(':') ? `[${host}]` : host}:${config.listen?.port ?? DEFAULT_SERVER_SETTINGS.port}`;
   return { url, key };
+}
+
+function isHttpUrl(text: string): boolean {
+  try {
+    return new URL(text).protocol === 'http:';
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -139,6 +139,14 @@ describe('e2e: claude-router command line', function () {
       assert.equal(r.code, 2, r.stderr);
       assert.equal(r.stderr, `claude-router: config file ${dir} is a directory, not a file\n`);
     });
+
+    it('a --url that is no http URL: named, exit 2, before anything is asked', async () => {
+      for (const cmd of ['status', 'decisions', 'explain']) {
+        const r = await runCli([cmd, '--url', 'notaurl']);
+        assert.equal(r.code, 2, `${cmd}: ${r.stderr}`);
+        assert.equal(r.stderr, 'claude-router: --url: expected the proxy\'s http:// URL (e.g. http://127.0.0.1:48290), got "notaurl"\n');
+      }
+    });
   });
 
   describe('accounts in the state directory', () => {
