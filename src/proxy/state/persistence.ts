@@ -28,7 +28,7 @@
  * router that saves at most once a minute (and at flush and close), restored at start; a router
  * taking over (`lead()`) adds the file's intervals it does not hold itself.
  */
-import { promises as fs, readFileSync, statSync, type Stats } from 'node:fs';
+import { copyFileSync, promises as fs, readFileSync, statSync, type Stats } from 'node:fs';
 import * as path from 'node:path';
 import type { RouterState, SavedRouterState } from './routerState';
 
@@ -106,6 +106,23 @@ function exists(file: string): boolean {
   }
 }
 
+/**
+ * A saved state that cannot be read at start-up (corrupt, cut short) is copied aside to
+ * `<file>.unreadable` before the next save replaces it, and said in the log: the router starts
+ * without its bindings and cooldowns, and the old file stays for a person to look at.
+ */
+function keepUnreadable(file: string, log: ((message: string) => void) | undefined): void {
+  const aside = `${file}.unreadable`;
+  try {
+    copyFileSync(file, aside);
+    log?.(`state: ${path.basename(file)} could not be read; starting without its bindings and cooldowns (the file is kept as ${path.basename(aside)})`);
+  } catch (err) {
+    log?.(
+      `state: ${path.basename(file)} could not be read, nor kept aside (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); starting without its bindings and cooldowns`,
+    );
+  }
+}
+
 /** Adds the intervals of the saved usage history in `file` that `state` does not hold; nothing when it cannot be read. */
 function loadHistory(state: RouterState, file: string, nowMs: number): void {
   try {
@@ -133,6 +150,7 @@ export function persistState(state: RouterState, opts: PersistOptions): StatePer
   let saving = opts.saving ?? true;
   loadHistory(state, historyFile, now());
   const first = readOnDisk(file);
+  if (!first && exists(file)) keepUnreadable(file, log);
   const restored = first !== undefined && state.restore(first.saved, now());
   /** The generation this state was last loaded from or saved as, and that save's time. */
   let basis = restored ? first.generation : 0;

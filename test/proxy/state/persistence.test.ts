@@ -234,6 +234,20 @@ describe('router-state.json shared by several routers', () => {
   };
   const sessions = (saved: { bindings: { sessionId: string }[] }) => saved.bindings.map((b) => named.get(b.sessionId) ?? b.sessionId).sort();
 
+  it('a saved state that cannot be read at start is kept aside as router-state.json.unreadable and said in the log, then replaced', async () => {
+    const file = path.join(dir, 'router-state.json');
+    writeFileSync(file, '{"version":2,"bindings":[{"sessionId":');
+    const lines: string[] = [];
+    const state = new RouterState(3_600_000);
+    const persistence = persistState(state, { file, now: () => 1_000, log: (m) => lines.push(m) });
+    assert.deepEqual(lines, ['state: router-state.json could not be read; starting without its bindings and cooldowns (the file is kept as router-state.json.unreadable)']);
+    assert.equal(readFileSync(`${file}.unreadable`, 'utf8'), '{"version":2,"bindings":[{"sessionId":', 'the old bytes kept');
+    state.affinity.bind(K('new'), 'a', 1_000);
+    state.changed();
+    await persistence.flush();
+    assert.deepEqual(sessions(onDisk()), ['new'], 'the next save writes a readable state');
+  });
+
   it('a following router never writes; when it leads it serves the newer saved state instead of its stale copy', async () => {
     const leader = open();
     const follower = open(false);
