@@ -127,7 +127,8 @@ export async function createRouter(opts: RouterOptions): Promise<Router> {
   const close = () =>
     (closing ??= (async () => {
       poller.stop();
-      await server?.close();
+      // Streams still running when the grace time is up end with an error event a client retries, not a cut.
+      await server?.close(undefined, () => engine.endStreams('Claude Router is shutting down; retry the request.'));
       // The engine first: requests still ending record their decisions and state.
       await engine.close();
       stopCredentialNews?.();

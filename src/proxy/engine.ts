@@ -103,6 +103,7 @@ export class RouterEngine {
       clientKey: opts.clientKey,
       loggedPolicyErrors: new Set(),
       changeStreams: new Set(),
+      streams: new Set(),
       bodyBudget: new BodyBudget(),
       waitingRoom,
       coolingRelease: new PacedRelease(waitingRoom, coolingReadyInMs(opts.state, now), Math.random, now),
@@ -280,6 +281,15 @@ export class RouterEngine {
   /** The most recent decision records, newest last. */
   recentDecisions(limit: number): DecisionRecord[] {
     return this.services.decisions.recent(limit);
+  }
+
+  /**
+   * Ends every committed answer still streaming with one `overloaded_error` event saying
+   * `message` (the router is going away and cannot wait for them); the host calls it just before
+   * it cuts the remaining connections, so clients see an error they can retry, not a cut.
+   */
+  endStreams(message: string): void {
+    for (const relay of [...this.services.streams]) relay.shutDown(message);
   }
 
   /**

@@ -215,7 +215,7 @@ describe('e2e: claude-router command line', function () {
       assert.equal((await runCli([...other, 'accounts', 'add', '--label', 'work'], 10_000, { env, input: `${spec[0].accessToken}\n` })).code, 0);
       const taken = await runCli([...other, 'start', '--port', port, '--upstream-url', sim.url, '--token-url', sim.tokenUrl], 10_000, { env });
       assert.equal(taken.code, 1, taken.stderr);
-      assert.ok(taken.stderr.includes(`port ${port} on 127.0.0.1 is taken by another program (another proxy?): stop it, or choose another port`), taken.stderr);
+      assert.ok(taken.stderr.includes(`port ${port} on 127.0.0.1 is taken by another program (EADDRINUSE; another proxy?): stop it, or choose another port`), taken.stderr);
     });
 
     it('`start` without --config serves the accounts added by command; `status` finds it with no flags', async () => {

@@ -11,16 +11,22 @@ export interface ProxyServer {
   url: string;
   port: number;
   server: http.Server;
-  /** Stops accepting, ends idle keep-alive sockets, waits up to `graceMs` for running requests, then cuts the rest. */
-  close(graceMs?: number): Promise<void>;
+  /**
+   * Stops accepting, ends idle keep-alive sockets, waits up to `graceMs` (default 2,000) for
+   * running requests, calls `beforeCut` (ending what it can in good order), then cuts the rest.
+   */
+  close(graceMs?: number, beforeCut?: () => void): Promise<void>;
 }
+
+/** How long what `beforeCut` ended has to reach its client before the remaining sockets are cut, ms. */
+const CUT_FLUSH_MS = 200;
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
 
 /**
  * @param host a loopback address
  * @param port 0 picks a free port
- * @throws Error when `host` is not loopback, or the port is taken (saying so, with EADDRINUSE as its cause)
+ * @throws Error when `host` is not loopback, or the port is taken (saying so; its `code` stays EADDRINUSE)
  */
 export function listen(handler: http.RequestListener, host: string, port: number): Promise<ProxyServer> {
   if (!LOOPBACK.has(host)) return Promise.reject(new Error(`refusing to listen on ${host}: loopback only`));
@@ -38,7 +44,12 @@ export function listen(handler: http.RequestListener, host: string, port: number
     const failed = (err: NodeJS.ErrnoException) =>
       reject(
         err.code === 'EADDRINUSE'
-          ? new Error(`port ${port} on ${host} is taken by another program (another proxy?): stop it, or choose another port (0 picks a free one)`, { cause: err })
+          ? Object.assign(
+              new Error(`port ${port} on ${host} is taken by another program (EADDRINUSE; another proxy?): stop it, or choose another port (0 picks a free one)`, { cause: err }),
+              {
+                code: err.code,
+              },
+            )
           : err,
       );
     server.once('error', failed);
@@ -50,11 +61,15 @@ export function listen(handler: http.RequestListener, host: string, port: number
         url: `http://${shownHost}:${addr.port}`,
         port: addr.port,
         server,
-        close: (graceMs = 2_000) =>
+        close: (graceMs = 2_000, beforeCut?: () => void) =>
           new Promise<void>((done) => {
             server.close(() => done());
             server.closeIdleConnections();
-            setTimeout(() => server.closeAllConnections(), graceMs).unref();
+            setTimeout(() => {
+              beforeCut?.();
+              // What beforeCut ended gets a moment to reach its client before the sockets go.
+              setTimeout(() => server.closeAllConnections(), beforeCut ? CUT_FLUSH_MS : 0).unref();
+            }, graceMs).unref();
           }),
       });
     });

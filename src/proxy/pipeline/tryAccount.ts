@@ -99,6 +99,7 @@ export async function tryAccount(ctx: RequestContext, account: PlanAccount, atte
               controller,
               streamHooks(ctx, account, head, attempts, () => ms, attempted),
               settle,
+              s.streams,
             ),
           };
         }

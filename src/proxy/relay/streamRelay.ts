@@ -47,13 +47,36 @@ export class StreamRelay implements StreamingBody {
   private ended = false;
   private readonly resume = (): void => this.controller.resume();
 
+  /**
+   * @param live the relays running now, which this one joins until it ends (the router ends them when it closes: {@link shutDown})
+   */
   constructor(
     private readonly res: ServerResponse,
     private readonly link: ClientLink,
     private readonly controller: Dispatcher.DispatchController,
     private readonly hooks: StreamRelayHooks,
     private readonly settle: (end: StreamEnd) => void,
-  ) {}
+    private readonly live?: Set<StreamRelay>,
+  ) {
+    live?.add(this);
+  }
+
+  /**
+   * The router is closing and cannot wait for this stream: a committed one ends now, after its
+   * last whole event, with one `overloaded_error` event (a client retries that) and the outcome
+   * `error_after_commit` — not a client abort. One not yet committed is left to finish or fail.
+   */
+  shutDown(message: string): void {
+    if (this.ended || !this.committed) return;
+    this.ended = true;
+    this.live?.delete(this);
+    this.res.off('drain', this.resume);
+    this.res.write(sseErrorFrame('overloaded_error', message));
+    this.hooks.record('shutdown');
+    this.res.end();
+    this.settle({ kind: 'served', outcome: 'error_after_commit', usage: this.usage });
+    this.abortUpstream();
+  }
 
   onData(chunk: Buffer): void {
     if (this.ended) return;
@@ -102,6 +125,7 @@ export class StreamRelay implements StreamingBody {
         const type = streamErrorType(eventData(buf, start, end));
         this.hooks.record(this.hooks.errorBeforeContent(type));
         this.ended = true;
+        this.live?.delete(this);
         this.settle({ kind: 'rotate', status: STREAM_ERROR_STATUS[type] ?? 500, type, message: `Upstream stream error before content (${type}).` });
         this.abortUpstream();
         return false;
@@ -119,6 +143,7 @@ export class StreamRelay implements StreamingBody {
   private conclude(failure: Error | undefined): void {
     if (this.ended) return;
     this.ended = true;
+    this.live?.delete(this);
     this.res.off('drain', this.resume);
     if (failure && this.link.gone) {
       this.hooks.record('client_abort');
