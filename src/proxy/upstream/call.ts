@@ -93,6 +93,13 @@ function dropRawHeaders(controller: Dispatcher.DispatchController): void {
 }
 
 /**
+ * The most a buffered (non-streamed) answer's body may take after its head, ms: as long as the
+ * agent lets a body sit idle (upstream/agent.ts), which never fires for a body that trickles in a
+ * byte at a time — this bounds that one too (one clock read per chunk, no timer).
+ */
+export const BUFFERED_BODY_MS = 300_000;
+
+/**
  * Sends one request upstream.
  * @param onHead called once with the answer's head; returns how to read the body. A streaming
  *   body calls `settle` exactly once; later callbacks are ignored. An answer that came with a
@@ -100,6 +107,8 @@ function dropRawHeaders(controller: Dispatcher.DispatchController): void {
  *   its body as decoded bytes (the buffer cap counts those), a body that does not decode (or a
  *   coding the router does not read) as a body that broke off; the controller handed over
  *   then pauses, resumes and aborts through the decoder.
+ * @param bodyMs how long a buffered body may take after its head, ms (default {@link BUFFERED_BODY_MS}):
+ *   past it the body counts as broken off, with an error saying so
  * Never rejects.
  */
 export function callUpstream<T>(
@@ -107,6 +116,7 @@ export function callUpstream<T>(
   request: Dispatcher.DispatchOptions,
   link: ClientLink,
   onHead: (head: UpstreamHead, controller: Dispatcher.DispatchController, settle: (value: T) => void) => BodyMode,
+  bodyMs = BUFFERED_BODY_MS,
 ): Promise<CallResult<T>> {
   return new Promise((resolve) => {
     let settled = false;
@@ -117,6 +127,8 @@ export function callUpstream<T>(
     /** Set when the answer came compressed: undici's body goes through it, decoded bytes come out. */
     let decoder: BodyDecoder | undefined;
     let cap = 0;
+    /** A buffered body must end by then (epoch ms): the idle timeout never fires for a trickle. */
+    let deadline = Infinity;
     const chunks: Buffer[] = [];
     let size = 0;
     let truncated = false;
@@ -140,6 +152,12 @@ export function callUpstream<T>(
     const take = (chunk: Buffer): void => {
       if (settled) return;
       if (stream) return stream.onData(chunk);
+      if (Date.now() > deadline) {
+        const err = new Error(`the answer body did not end within ${bodyMs / 1000} s of its head`);
+        finish(buffered(err));
+        controller!.abort(err);
+        return;
+      }
       if (size + chunk.length > cap) {
         truncated = true;
         finish(buffered());
@@ -177,7 +195,10 @@ export function callUpstream<T>(
         head = { status, headers };
         const mode = onHead(head, decoder ?? c, (value) => finish({ kind: 'streamed', value }));
         if ('stream' in mode) stream = mode.stream;
-        else cap = mode.buffer;
+        else {
+          cap = mode.buffer;
+          deadline = Date.now() + bodyMs;
+        }
         if (decoder) {
           // The client going away now aborts through the decoder, which also ends the body.
           link.detach(c);

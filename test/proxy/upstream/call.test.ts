@@ -109,3 +109,25 @@ describe('callUpstream with a compressed answer', () => {
     );
   });
 });
+
+describe('callUpstream with a buffered answer that trickles', () => {
+  it('gives up on a body still arriving past its deadline, a byte at a time (the idle timeout never fires for it)', async () => {
+    let timer: NodeJS.Timeout | undefined;
+    await withServer(
+      (_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('{"type":');
+        timer = setInterval(() => res.write(' '), 50);
+      },
+      async (origin, agent) => {
+        const t0 = Date.now();
+        const call = await callUpstream(agent, get(origin), new ClientLink(), () => ({ buffer: 1024 * 1024 }), 400);
+        clearInterval(timer);
+        assert.equal(call.kind, 'buffered');
+        if (call.kind !== 'buffered') return;
+        assert.match(call.error?.message ?? '', /^the answer body did not end within 0\.4 s of its head$/);
+        assert.ok(Date.now() - t0 < 2_000, `ended after ${Date.now() - t0} ms`);
+      },
+    );
+  });
+});
