@@ -30,6 +30,7 @@ import { route } from './pipeline/route';
 import { coolingReadyInMs } from './pipeline/transientWait';
 import { runSteps, type Step } from './pipeline/steps';
 import { REQUEST_ID_HEADER, sendAnthropicError } from './relay/clientAnswer';
+import { LiveStreams } from './relay/streamRelay';
 import { ConfigGeneration, type ConfigStatus, type RuntimeConfig } from './runtimeConfig';
 import type { DecisionSink } from './state/decisionLog';
 import { parseDecisionQuery, type DecisionPage } from './state/decisionQuery';
@@ -103,7 +104,7 @@ export class RouterEngine {
       clientKey: opts.clientKey,
       loggedPolicyErrors: new Set(),
       changeStreams: new Set(),
-      streams: new Set(),
+      streams: new LiveStreams(),
       bodyBudget: new BodyBudget(),
       waitingRoom,
       coolingRelease: new PacedRelease(waitingRoom, coolingReadyInMs(opts.state, now), Math.random, now),
@@ -289,7 +290,7 @@ export class RouterEngine {
    * it cuts the remaining connections, so clients see an error they can retry, not a cut.
    */
   endStreams(message: string): void {
-    for (const relay of [...this.services.streams]) relay.shutDown(message);
+    for (const relay of this.services.streams.all()) relay.shutDown(message);
   }
 
   /**

@@ -12,7 +12,7 @@ import type { MetricsParams } from '../../routing/metrics';
 import { NO_STICKY_KEY } from '../../routing/identify';
 import type { PlanAccount, RoutePlan } from '../../routing/plan';
 import type { BodyBudget, RequestBody } from '../http/body';
-import type { StreamRelay } from '../relay/streamRelay';
+import type { LiveStreams } from '../relay/streamRelay';
 import type { ClientHead } from '../http/clientHead';
 import type { RequestInfo } from '../http/requestInfo';
 import type { Logger } from '../log';
@@ -51,7 +51,7 @@ export interface RouterServices {
   /** Open `/events` streams, ended when the router closes. */
   readonly changeStreams: Set<ServerResponse>;
   /** Answers being streamed now; the ones a closing router cannot wait for end with an error event (Engine.endStreams). */
-  readonly streams: Set<StreamRelay>;
+  readonly streams: LiveStreams;
   /** The request bodies held at once, against `routing.max-buffered-body-bytes`. */
   readonly bodyBudget: BodyBudget;
   /** The requests held instead of answered, under `routing.max-waiting-requests`. */

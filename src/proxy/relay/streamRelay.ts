@@ -35,7 +35,40 @@ export type StreamEnd =
 /** HTTP status that stands for an `event: error` type when it must be answered as a plain response. */
 const STREAM_ERROR_STATUS: Record<string, number> = { overloaded_error: 529, rate_limit_error: 429, api_error: 500 };
 
+/**
+ * The relays streaming now, so a closing router can end them ({@link StreamRelay.shutDown}): an
+ * intrusive list, joined and left with a few field writes — a `Set` of relays measured about
+ * +0.06 on the SSE c=32 CPU ratio (hashing each relay on its way in and out).
+ */
+export class LiveStreams {
+  private first: StreamRelay | undefined;
+
+  join(r: StreamRelay): void {
+    r.nextLive = this.first;
+    if (this.first) this.first.prevLive = r;
+    this.first = r;
+  }
+
+  leave(r: StreamRelay): void {
+    if (r.prevLive) r.prevLive.nextLive = r.nextLive;
+    else if (this.first === r) this.first = r.nextLive;
+    else return; // not in the list (left already)
+    if (r.nextLive) r.nextLive.prevLive = r.prevLive;
+    r.prevLive = r.nextLive = undefined;
+  }
+
+  /** The relays in the list now. */
+  all(): StreamRelay[] {
+    const out: StreamRelay[] = [];
+    for (let r = this.first; r; r = r.nextLive) out.push(r);
+    return out;
+  }
+}
+
 export class StreamRelay implements StreamingBody {
+  /** Neighbours in {@link LiveStreams} (its own bookkeeping). */
+  prevLive: StreamRelay | undefined = undefined;
+  nextLive: StreamRelay | undefined = undefined;
   private readonly framer = new SseFramer();
   /** Whole events received before commit (pings), sent with the first content. */
   private readonly held: Buffer[] = [];
@@ -56,9 +89,9 @@ export class StreamRelay implements StreamingBody {
     private readonly controller: Dispatcher.DispatchController,
     private readonly hooks: StreamRelayHooks,
     private readonly settle: (end: StreamEnd) => void,
-    private readonly live?: Set<StreamRelay>,
+    private readonly live?: LiveStreams,
   ) {
-    live?.add(this);
+    live?.join(this);
   }
 
   /**
@@ -69,7 +102,7 @@ export class StreamRelay implements StreamingBody {
   shutDown(message: string): void {
     if (this.ended || !this.committed) return;
     this.ended = true;
-    this.live?.delete(this);
+    this.live?.leave(this);
     this.res.off('drain', this.resume);
     this.res.write(sseErrorFrame('overloaded_error', message));
     this.hooks.record('shutdown');
@@ -125,7 +158,7 @@ export class StreamRelay implements StreamingBody {
         const type = streamErrorType(eventData(buf, start, end));
         this.hooks.record(this.hooks.errorBeforeContent(type));
         this.ended = true;
-        this.live?.delete(this);
+        this.live?.leave(this);
         this.settle({ kind: 'rotate', status: STREAM_ERROR_STATUS[type] ?? 500, type, message: `Upstream stream error before content (${type}).` });
         this.abortUpstream();
         return false;
@@ -143,7 +176,7 @@ export class StreamRelay implements StreamingBody {
   private conclude(failure: Error | undefined): void {
     if (this.ended) return;
     this.ended = true;
-    this.live?.delete(this);
+    this.live?.leave(this);
     this.res.off('drain', this.resume);
     if (failure && this.link.gone) {
       this.hooks.record('client_abort');
