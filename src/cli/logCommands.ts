@@ -9,7 +9,13 @@ import { computeReport, formatReport } from '../routing/report';
 import { replayDecisions } from '../routing/replay';
 import { UsageError } from './args';
 
-/** Reads JSONL decision logs (schema version 1 or 2, see readDecisionRecord); lines that are not decision records are counted, not fatal. */
+const READ_ERRORS: Record<string, string> = { ENOENT: 'no such file', EACCES: 'permission denied', EISDIR: 'it is a directory' };
+
+/**
+ * Reads JSONL decision logs (schema version 1 or 2, see readDecisionRecord); lines that are not
+ * decision records are counted, not fatal.
+ * @throws UsageError when a file cannot be read, or the files hold no decision record at all
+ */
 export function readDecisionLogs(files: readonly string[]): { records: DecisionRecord[]; badLines: number } {
   const records: DecisionRecord[] = [];
   let badLines = 0;
@@ -18,7 +24,8 @@ export function readDecisionLogs(files: readonly string[]): { records: DecisionR
     try {
       text = readFileSync(file, 'utf8');
     } catch (err) {
-      throw new UsageError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      const code = (err as NodeJS.ErrnoException).code;
+      throw new UsageError(`cannot read ${file}: ${(code && READ_ERRORS[code]) ?? code ?? (err as Error).message}`);
     }
     for (const line of text.split('\n')) {
       if (!line.trim()) continue;
@@ -30,6 +37,9 @@ export function readDecisionLogs(files: readonly string[]): { records: DecisionR
         badLines++;
       }
     }
+  }
+  if (records.length === 0) {
+    throw new UsageError(`no decision records in ${files.join(', ')}${badLines ? ` (${badLines} line(s) that are not decision records)` : ' (empty)'}`);
   }
   return { records, badLines };
 }

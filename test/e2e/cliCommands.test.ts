@@ -5,7 +5,7 @@
  */
 import { strict as assert } from 'node:assert';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { request } from 'undici';
@@ -138,6 +138,23 @@ describe('e2e: claude-router command line', function () {
       const r = await runCli(['start', '--config', dir]);
       assert.equal(r.code, 2, r.stderr);
       assert.equal(r.stderr, `claude-router: config file ${dir} is a directory, not a file\n`);
+    });
+
+    it('report and replay of a file with no decision record, or no file: named, exit 2 (not an all-zero report)', async () => {
+      const empty = path.join(dir, 'empty.jsonl');
+      const garbage = path.join(dir, 'garbage.jsonl');
+      writeFileSync(empty, '');
+      writeFileSync(garbage, 'not json\n{"a":1}\n');
+      for (const [args, message] of [
+        [['report', empty], `no decision records in ${empty} (empty)`],
+        [['replay', garbage], `no decision records in ${garbage} (2 line(s) that are not decision records)`],
+        [['report', path.join(dir, 'missing.jsonl')], `cannot read ${path.join(dir, 'missing.jsonl')}: no such file`],
+      ] as const) {
+        const r = await runCli([...args]);
+        assert.equal(r.code, 2, `${args.join(' ')}: ${r.stdout}${r.stderr}`);
+        assert.equal(r.stderr, `claude-router: ${message}\n`);
+        assert.equal(r.stdout, '');
+      }
     });
 
     it('a --url that is no http URL: named, exit 2, before anything is asked', async () => {
