@@ -98,12 +98,14 @@ export async function runAccountEdit(edit: AccountEdit, opts: AccountEditOptions
         throw new UsageError(`${file} sets routing.primary-account ("${config.routing.primaryAccount}"), which wins over the state directory; change it there`);
       }
       if (!opts.clear && args[0] === undefined) throw new UsageError('accounts primary <label>, or --clear');
-      const label = opts.clear ? undefined : account(args[0]).label;
+      const chosen = opts.clear ? undefined : account(args[0]);
+      const label = chosen?.label;
       await registry.update((d) => {
         if (label === undefined) delete d.primaryAccount;
         else d.primaryAccount = label;
       });
       say(label === undefined ? 'no primary account' : `primary account: "${label}"`);
+      if (chosen && !chosen.enabled) process.stderr.write(`warning: "${label}" is disabled: it serves as the primary once enabled (claude-router accounts enable ${label})\n`);
       return 0;
     }
     case 'logout': {

@@ -42,6 +42,8 @@ export interface ListedAccount {
   /** Where the account is defined: the config file, or the state directory (added by command). */
   source: 'config' | 'state-dir';
   credentialsStored: boolean;
+  /** The primary account (`routing.primary-account`, else `accounts primary`). */
+  primary: boolean;
 }
 
 export async function runAccounts(sub: 'list' | 'add' | 'import' | 'remove', values: AccountsOptions, positionals: string[]): Promise<number> {
@@ -52,8 +54,9 @@ export async function runAccounts(sub: 'list' | 'add' | 'import' | 'remove', val
 
   switch (sub) {
     case 'list': {
-      const { accounts } = await resolveAccounts(config, registry);
+      const { accounts, statePrimary } = await resolveAccounts(config, registry);
       const stored = new Set(await store.labels());
+      const primary = config.routing?.primaryAccount ?? statePrimary;
       if (values.json) {
         const inConfig = new Set((config.accounts ?? []).map((a) => a.label));
         const listed: ListedAccount[] = accounts.map((a) => ({
@@ -63,13 +66,14 @@ export async function runAccounts(sub: 'list' | 'add' | 'import' | 'remove', val
           fallback: a.fallback,
           source: inConfig.has(a.label) ? 'config' : 'state-dir',
           credentialsStored: stored.has(a.label),
+          primary: a.label === primary,
         }));
         process.stdout.write(JSON.stringify({ stateDir: dir, accounts: listed }, null, 2) + '\n');
         return 0;
       }
       for (const a of accounts) {
         process.stdout.write(
-          `${a.label}\t${a.kind}${a.fallback ? ' fallback' : ''}${a.enabled ? '' : ' disabled'}\t${stored.has(a.label) ? 'credentials stored' : 'no credentials stored'}\n`,
+          `${a.label}\t${a.kind}${a.label === primary ? ' primary' : ''}${a.fallback ? ' fallback' : ''}${a.enabled ? '' : ' disabled'}\t${stored.has(a.label) ? 'credentials stored' : 'no credentials stored'}\n`,
         );
       }
       if (accounts.length === 0) process.stdout.write('no accounts\n');

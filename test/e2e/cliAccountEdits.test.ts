@@ -80,6 +80,10 @@ describe('e2e: claude-router accounts edits beside a running proxy', function ()
     let s = await within2s('personal disabled', (x) => account(x, 'personal').enabled === false);
     assert.equal(account(s, 'personal').status, 'Disabled');
     assert.deepEqual(account(s, 'personal').origin, { account: 'state-dir', enabled: 'state-dir', position: 'state-dir' });
+    const disabledPrimary = await cli(['accounts', 'primary', 'personal']);
+    assert.equal(disabledPrimary.code, 0, disabledPrimary.stderr);
+    assert.match(disabledPrimary.stderr, /^warning: "personal" is disabled: it serves as the primary once enabled/m);
+    assert.equal((await cli(['accounts', 'primary', '--clear'])).code, 0);
     assert.equal((await cli(['accounts', 'enable', 'personal'])).code, 0);
     await within2s('personal enabled again', (x) => account(x, 'personal').enabled);
 
@@ -92,6 +96,7 @@ describe('e2e: claude-router accounts edits beside a running proxy', function ()
     s = await within2s('work primary', (x) => x.policy.primaryAccount === 'work');
     assert.equal(s.config.sources['primary-account'], path.join(stateDir, 'accounts.json'));
     assert.ok(account(s, 'work').primary);
+    assert.match((await cli(['accounts', 'list'])).stdout, /^work\toauth primary\tcredentials stored$/m, 'the list marks the primary');
 
     const renamed = await cli(['accounts', 'rename', 'personal', 'home']);
     assert.equal(renamed.code, 0, renamed.stderr);

@@ -199,9 +199,9 @@ describe('e2e: claude-router command line', function () {
       const listed = JSON.parse(r.stdout) as { stateDir: string; accounts: unknown[] };
       assert.equal(listed.stateDir, stateDir);
       assert.deepEqual(listed.accounts, [
-        { label: 'work', kind: 'oauth', enabled: true, fallback: false, source: 'state-dir', credentialsStored: true },
-        { label: 'personal', kind: 'oauth', enabled: true, fallback: false, source: 'state-dir', credentialsStored: true },
-        { label: 'payg', kind: 'api_key', enabled: true, fallback: true, source: 'state-dir', credentialsStored: true },
+        { label: 'work', kind: 'oauth', enabled: true, fallback: false, source: 'state-dir', credentialsStored: true, primary: false },
+        { label: 'personal', kind: 'oauth', enabled: true, fallback: false, source: 'state-dir', credentialsStored: true, primary: false },
+        { label: 'payg', kind: 'api_key', enabled: true, fallback: true, source: 'state-dir', credentialsStored: true, primary: false },
       ]);
       assert.doesNotMatch(r.stdout, /sk-ant-/);
     });

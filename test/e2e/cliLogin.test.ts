@@ -65,7 +65,7 @@ describe('e2e: claude-router accounts login', function () {
 
     const listed = await runCli(['accounts', 'list', '--json'], 10_000, { env });
     assert.deepEqual((JSON.parse(listed.stdout) as { accounts: unknown[] }).accounts, [
-      { label: 'work', kind: 'oauth', enabled: true, fallback: false, source: 'state-dir', credentialsStored: true },
+      { label: 'work', kind: 'oauth', enabled: true, fallback: false, source: 'state-dir', credentialsStored: true, primary: false },
     ]);
 
     const router = spawnCli(['start', '--port', '0', '--upstream-url', sim.url, '--token-url', sim.tokenUrl], { env });
