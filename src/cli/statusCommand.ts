@@ -53,11 +53,11 @@ export function formatStatusTable(s: StatusReport, now = Date.now(), opts: Table
   const sources = s.accounts.some((a) => a.origin);
   const rows = [['ACCOUNT', 'STATE', 'STATUS', ...(sources ? ['SOURCE'] : []), '5H', 'RESET', '7D', 'RESET', 'IN-FLIGHT', 'SESSIONS', 'ELIGIBILITY', 'NOTE']];
   for (const a of s.accounts) {
-    const state = !a.enabled ? 'disabled' : a.needsSignIn ? 'sign-in' : a.coolingUntil ? 'cooling' : a.usable ? 'usable' : (a.unusableReason ?? 'unusable');
+    const state = !a.enabled ? 'disabled' : a.needsSignIn ? 'sign-in' : a.coolingUntil ? 'cooling' : a.usable ? 'usable' : (a.unusableReason?.replace(/_/g, ' ') ?? 'unusable');
     const note = [
       a.primary ? 'primary' : '',
       a.fallback ? 'fallback' : '',
-      a.coolingUntil ? `${a.coolingReason} ${timeUntil(a.coolingUntil, now)}` : '',
+      a.coolingUntil ? `${a.coolingReason?.replace(/_/g, ' ') ?? 'cooling'} ${timeUntil(a.coolingUntil, now)}` : '',
       a.recheck?.state === 'backing_off' ? `re-check failed, next in ${timeUntil(a.recheck.nextAt, now)}` : a.recheck ? 'reads recovered, re-checking' : '',
       a.evidence.freshness !== 'fresh' ? `quota ${a.evidence.freshness}` : '',
       concurrencyText(a),
