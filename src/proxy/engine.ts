@@ -119,13 +119,15 @@ export class RouterEngine {
     this.sampler.unref?.();
     this.state.events.on('changed', this.onStateChanged);
     this.state.events.on('windowReset', this.onWindowReset);
+    this.state.events.on('cooldownLifted', this.onCooldownLifted);
   }
+
+  /** A cooldown lifted early (Reset Cooldown, fresh evidence, another router) frees its waiters now, not at its old end. */
+  private readonly onCooldownLifted = (): void => this.services.coolingRelease.recheck();
 
   private readonly sampler: NodeJS.Timeout;
   private sampleSoon: NodeJS.Timeout | undefined;
   private readonly onStateChanged = (): void => {
-    // A cooldown lifted early (Reset Cooldown, fresh evidence, another router) frees its waiters now, not at its old end.
-    this.services.coolingRelease.recheck();
     if (this.sampleSoon) return;
     this.sampleSoon = setTimeout(this.sampleUsage, SAMPLE_AFTER_CHANGE_MS);
     this.sampleSoon.unref?.();
@@ -304,6 +306,7 @@ export class RouterEngine {
     this.sampleUsage(); // the last numbers, saved with the history
     this.state.events.off('changed', this.onStateChanged);
     this.state.events.off('windowReset', this.onWindowReset);
+    this.state.events.off('cooldownLifted', this.onCooldownLifted);
     endChangeStreams(this.services);
     this.services.coolingRelease.close();
     this.services.waitingRoom.close();

@@ -50,7 +50,7 @@ export class PacedRelease {
   /**
    * Asks every queue being released whether it became ready sooner than its next release (a
    * cooldown lifted early: by a person, by evidence, by another router) and brings that release
-   * forward. Call it when the state the readiness comes from changed.
+   * forward. Call it when the readiness may have come sooner (a cooldown was lifted).
    */
   recheck(): void {
     for (const queue of this.timers.keys()) this.start(queue);

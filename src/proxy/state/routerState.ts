@@ -113,7 +113,11 @@ export class RouterState {
   readonly counters: RouterCounters = { requests: 0, served: 0, failovers: 0, noUsableAccount: 0, errors: 0, clientAborts: 0 };
   /** Requests started, for round-robin. */
   roundRobinCursor = 0;
-  /** Emits `changed` (coalesced to one per tick) whenever anything above changes, and `windowReset` (label, {@link ResetWindow}) when evidence shows a window newly reset. */
+  /**
+   * Emits `changed` (coalesced to one per tick) whenever anything above changes, `windowReset`
+   * (label, {@link ResetWindow}) when evidence shows a window newly reset, and `cooldownLifted`
+   * (label) when an account's cooldown is dropped before its end or at it (requests waiting for it may go).
+   */
   readonly events = new EventEmitter();
   /** Told of this router's changes worth sharing when the pool is shared through a store (sharedState.ts); undefined otherwise. */
   mirror: StateMirror | undefined;
@@ -157,7 +161,7 @@ export class RouterState {
     this.mirror?.evidence(account, merged);
     const cd = this.cooldowns.get(account);
     if (cd && cooldownClearedBy(cd, merged, sentAtMs)) {
-      this.cooldowns.delete(account);
+      this.dropCooldown(account);
       this.mirror?.lifted(account, null, cd);
     }
     const scoped = this.scopedCooldowns.get(account);
@@ -217,7 +221,7 @@ export class RouterState {
    */
   resetCooldown(account: string): CooldownReset {
     const cooldown = this.cooldowns.get(account);
-    this.cooldowns.delete(account);
+    this.dropCooldown(account);
     const scopedFamilies = [...(this.scopedCooldowns.get(account)?.keys() ?? [])];
     this.scopedCooldowns.delete(account);
     this.probes.forget(account);
@@ -233,7 +237,7 @@ export class RouterState {
   clearCooldown(account: string, reason: CooldownReason): void {
     const cd = this.cooldowns.get(account);
     if (cd?.reason !== reason) return;
-    this.cooldowns.delete(account);
+    this.dropCooldown(account);
     this.mirror?.lifted(account, null, cd);
     this.changed();
   }
@@ -249,7 +253,7 @@ export class RouterState {
   /** A new pair of `account` arrived: this router's own pause for want of one (a `local` cooldown) is over. */
   liftLocalCooldown(account: string): void {
     if (!this.cooldowns.get(account)?.local) return;
-    this.cooldowns.delete(account);
+    this.dropCooldown(account);
     this.changed();
   }
 
@@ -283,7 +287,7 @@ export class RouterState {
     const scoped = family === null ? undefined : this.scopedCooldowns.get(account);
     const mine = family === null ? this.cooldowns.get(account) : scoped?.get(family);
     if (!mine || mine.untilMs > untilMs) return;
-    if (family === null) this.cooldowns.delete(account);
+    if (family === null) this.dropCooldown(account);
     else {
       scoped!.delete(family);
       if (scoped!.size === 0) this.scopedCooldowns.delete(account);
@@ -320,6 +324,11 @@ export class RouterState {
     this.changed();
   }
 
+  /** Drops `account`'s cooldown, and says so when there was one. */
+  private dropCooldown(account: string): void {
+    if (this.cooldowns.delete(account)) this.events.emit('cooldownLifted', account);
+  }
+
   clearNeedsSignIn(account: string): void {
     if (this.needsSignIn.delete(account)) this.changed();
   }
@@ -327,7 +336,7 @@ export class RouterState {
   /** Forgets an account that was removed. */
   forgetAccount(account: string): void {
     this.snapshots.delete(account);
-    this.cooldowns.delete(account);
+    this.dropCooldown(account);
     this.scopedCooldowns.delete(account);
     this.probes.forget(account);
     this.warmUps.delete(account);
