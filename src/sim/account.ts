@@ -159,6 +159,17 @@ export class SimAccount {
     this.cacheCreationTokens += usage.cache_creation_input_tokens;
   }
 
+  /**
+   * Fault: the window named `name` (any spelling {@link window} takes) is rejected until `resetInMs` (ms) after `nowMs` (epoch ms).
+   * @throws for an API-key account (it has no windows) or a name that is not a window's
+   */
+  exhaust(name: string, nowMs: number, resetInMs: number, perWindowOnly: boolean): void {
+    if (this.apiKey) throw new Error('exhaust does not apply to an apiKey account (no windows); use throttle');
+    const w = this.window(name, true);
+    if (!w) throw new Error(`unknown window ${JSON.stringify(name)}; use 5h, 7d or 7d_<family>`);
+    w.exhaust(nowMs, resetInMs, perWindowOnly);
+  }
+
   /** Lift every fault-made window exhaustion. */
   liftExhaustion(): void {
     for (const w of this.all()) w.lift();

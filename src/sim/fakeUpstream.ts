@@ -110,16 +110,16 @@ class FakeUpstreamServer implements FakeUpstream, SimHost {
   injectFault(label: string, fault: SimFault, count = 1): void {
     const a = this.acct(label);
     const f = validateFault(fault);
+    // Checked now, not when the one-shot fault is met: a window name that is not one fails here.
+    if (f.kind === 'exhaust_after_answer' && (a.apiKey || !a.window(f.window, true)))
+      throw new Error(`exhaust_after_answer needs a subscription account and a window (5h, 7d or 7d_<family>), got ${JSON.stringify(f.window)}`);
     if (!isPersistentFault(f)) return a.faults.push(f, count);
     if (f.kind === 'throttle_window') return a.throttleWindow.start(this.now(), f.durationMs, f.retryAfterS);
     if (f.kind === 'expire_token') {
       if (a.apiKey) throw new Error('expire_token does not apply to an apiKey account');
       return this.tokens.expire(label);
     }
-    if (a.apiKey) throw new Error('exhaust does not apply to an apiKey account (no windows); use throttle');
-    const w = a.window(f.window, true);
-    if (!w) throw new Error(`unknown window ${JSON.stringify(f.window)}; use 5h, 7d or 7d_<family>`);
-    w.exhaust(this.now(), f.resetInMs, f.perWindowOnly === true);
+    a.exhaust(f.window, this.now(), f.resetInMs, f.perWindowOnly === true);
   }
 
   setConcurrencyLimit(label: string, limit: number | null): void {

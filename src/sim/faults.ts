@@ -6,6 +6,7 @@ import type { SimFault } from './types';
 /** Every fault kind the sim understands. */
 export const FAULT_KINDS = [
   'exhaust',
+  'exhaust_after_answer',
   'throttle',
   'throttle_window',
   'headerless_429',
@@ -41,6 +42,9 @@ export function validateFault(x: unknown): SimFault {
     case 'exhaust':
       if (typeof f.window !== 'string' || f.window === '') throw new Error('exhaust.window must be a string');
       return { kind: 'exhaust', window: f.window, resetInMs: nonNegNumber(f.resetInMs, 'exhaust.resetInMs'), perWindowOnly: f.perWindowOnly === true };
+    case 'exhaust_after_answer':
+      if (typeof f.window !== 'string' || f.window === '') throw new Error('exhaust_after_answer.window must be a string');
+      return { kind: 'exhaust_after_answer', window: f.window, resetInMs: nonNegNumber(f.resetInMs, 'exhaust_after_answer.resetInMs') };
     case 'throttle':
       return { kind: 'throttle', retryAfterS: nonNegNumber(f.retryAfterS, 'throttle.retryAfterS') };
     case 'throttle_window':

@@ -54,6 +54,12 @@ export type SimFault =
    * `perWindowOnly` drops the unified `status`/`reset`/`representative-claim` headers from its 429s.
    */
   | { kind: 'exhaust'; window: string; resetInMs: number; perWindowOnly?: boolean }
+  /**
+   * One-shot: the request is served (200) and the window is then exhausted as by `exhaust`, so this
+   * answer's own unified headers already show the window rejected (the switch a plain answer reveals);
+   * the account's next requests meet the rejection.
+   */
+  | { kind: 'exhaust_after_answer'; window: string; resetInMs: number }
   /** One-shot 429 rate_limit_error with `retry-after: retryAfterS` (SECONDS); unified statuses all `allowed`. */
   | { kind: 'throttle'; retryAfterS: number }
   /**

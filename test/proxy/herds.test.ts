@@ -68,6 +68,26 @@ describe('herds', function () {
     assertRamp(onB, 'b');
   });
 
+  it('when the usage poller, not an answer, shows that an account with 20 bound sessions is exhausted, the next account still receives its first request alone', async () => {
+    let offset = 0;
+    const now = () => Date.now() + offset;
+    h = await startHarness(accounts('a', 'b'), { routing: { sessionAffinity: true }, now, sim: { sseIntervalMs: 20, now } });
+    await readEveryAccount(h);
+    for (const r of await callAll(h, SESSIONS)) assert.equal(r.headers['x-claude-router-account'], 'a');
+    h.sim.injectFault('a', { kind: 'exhaust', window: '7d', resetInMs: 3_600_000 });
+    // Sixteen minutes later the answers' evidence is stale, and the poller reads the accounts again.
+    offset += 16 * 60_000;
+    await readEveryAccount(h);
+    assert.equal((await routerStatus(h)).accounts[0].usable, false, 'the poller read a as exhausted');
+    h.sim.injectFault('b', { kind: 'slow_first_byte', delayMs: FIRST_BYTE_MS }, SESSIONS.length);
+    const since = h.sim.requests.length;
+
+    const results = await callAll(h, SESSIONS);
+    for (const r of results) assert.equal(r.headers['x-claude-router-account'], 'b', r.text.slice(0, 200));
+    assert.equal(arrivals(h, 'a', since).length, 0, 'no request tried a');
+    assertRamp(arrivals(h, 'b', since), 'b');
+  });
+
   it('when the account a herd moves to turns out exhausted too, the held requests go on one by one, not all together', async () => {
     h = await startHarness(accounts('a', 'b', 'c'), { routing: { sessionAffinity: true }, sim: { sseIntervalMs: 20 } });
     await readEveryAccount(h);

@@ -16,9 +16,8 @@ import { rampWindow } from '../state/concurrency';
 import { waitingLimits } from '../state/waitingRoom';
 import type { RequestContext, RouterServices } from './context';
 import { usableNow } from './eligibility';
+import { openHerdWindow } from './herd';
 
-/** After an account that carried traffic becomes unusable, idle accounts ramp up what they take for this long: 10 s, in ms (the herd of its sessions arrives within it). */
-const HERD_WINDOW_MS = 10_000;
 /** A ramp that lets this many await their first answer at once has done its work and ends. */
 const RAMP_DONE_WINDOW = 32;
 /** A waiting request looks again at least this often, ms: room can also appear without a lease being released (a pause or cooldown ends, a reload). */
@@ -141,7 +140,7 @@ export function settle(ctx: RequestContext, account: PlanAccount, rotated: boole
   if (!usableNow(ctx, account.id)) {
     // Its sessions' requests move now: whoever takes them starts slowly, and its own waiters go elsewhere.
     // A transient pause moves no herd: its sessions wait for it or come back (docs/routing.md#bindings-and-blips).
-    if (policy.admissionRamp && !isTransientCooldown(s.state.cooldowns.get(account.id)?.reason)) t.herdUntilMs = s.now() + HERD_WINDOW_MS;
+    if (policy.admissionRamp && !isTransientCooldown(s.state.cooldowns.get(account.id)?.reason)) openHerdWindow(s, s.now());
     t.endRamp(account.id);
     const entry = t.get(account.id);
     if (entry) s.waitingRoom.wake(entry.queue, Infinity);

@@ -10,6 +10,7 @@ import type { RuntimeConfig } from '../runtimeConfig';
 import type { RouterState } from '../state/routerState';
 import type { RequestContext, RouterServices } from './context';
 import { accountMetrics, metricsParams } from './eligibility';
+import { noteMovingTraffic } from './herd';
 import { probeFor, takeProbe } from './probe';
 
 /** Plans the request; counts it (and moves the round-robin cursor) when it is a Messages call. */
@@ -18,10 +19,12 @@ export function plan(ctx: RequestContext): void {
   const config = ctx.generation.config;
   const isMessages = ctx.route === 'messages';
   ctx.params = metricsParams(config.policy, ctx.info.model);
-  const plan = (ctx.plan = planFor(s.state, config, ctx.params, ctx.info.sticky.keyHash, s.now(), isMessages, ctx.requestId));
+  const now = s.now();
+  const plan = (ctx.plan = planFor(s.state, config, ctx.params, ctx.info.sticky.keyHash, now, isMessages, ctx.requestId));
   if (plan.policyError) logPolicyError(s, plan.policyError);
   takeProbe(ctx);
   if (isMessages) {
+    noteMovingTraffic(ctx, now);
     s.state.countRequestStarted();
     s.state.roundRobinCursor++;
   }

@@ -60,6 +60,8 @@ export class ConcurrencyTable {
   private readonly rampedAfter = new Map<string, number>();
   /** Until this moment (epoch ms) an idle account that takes a request starts a ramp: an account that carried traffic became unusable, so a herd may be moving. 0: none. */
   herdUntilMs = 0;
+  /** The account the last planned Messages request chose first (src/proxy/pipeline/herd.ts): where new traffic went. Undefined before the first. */
+  lastFirstChoice: string | undefined;
 
   /**
    * @param onChange called after any change

@@ -90,6 +90,7 @@ export async function messages(host: SimHost, ex: Exchange, buf: Buffer): Promis
     }
     case 'error_after_content':
     case 'exhaust':
+    case 'exhaust_after_answer':
     case 'throttle_window':
     case 'expire_token':
     case 'overloaded_in_stream':
@@ -152,6 +153,7 @@ export async function messages(host: SimHost, ex: Exchange, buf: Buffer): Promis
   // Served: count it, then answer with the headers as they stand after this request.
   a.charge(usage, family);
   a.cache.commit(sessionId, prompt, now);
+  if (fault?.kind === 'exhaust_after_answer') a.exhaust(fault.window, now, fault.resetInMs, false);
   if (ex.record) ex.record.usage = { ...usage };
   if (!stream) return ex.json(200, messageObject(answer), { ...base, ...rl() });
   return sse(host, ex, { ...base, ...rl() }, successEvents(answer, host.sseDeltaCount), 'end');

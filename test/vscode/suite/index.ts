@@ -6,7 +6,7 @@
  * which makes the host exit with code 1.
  *
  * These tests import 'vscode': they run only inside VS Code, never in the plain `mocha` run
- * (.mocharc.json ignores out/test/vscode/suite/**); test/vscode/extensionHost.test.ts starts them.
+ * (.mocharc.cjs ignores out/test/vscode/suite/**); test/vscode/extensionHost.test.ts starts them.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
