@@ -96,7 +96,14 @@ function details(a: AccountReport, s: StatusReport, decisions: readonly Decision
   }
   nodes.push({ kind: 'detail', id: id('inflight'), label: vscode.l10n.t('In flight'), description: String(a.inflight), icon: 'pulse' });
   const sessions = s.sessions.filter((x) => x.account === a.label);
-  nodes.push({ kind: 'detail', id: id('sessions'), label: vscode.l10n.t('Bound sessions'), description: String(sessions.length), icon: 'link' });
+  nodes.push({
+    kind: 'detail',
+    id: id('sessions'),
+    label: vscode.l10n.t('Bound sessions'),
+    // Their requests keep coming here whatever a new session's placement says (session affinity).
+    description: sessions.length > 0 ? vscode.l10n.t('{0} · their requests come here (affinity)', sessions.length) : '0',
+    icon: 'link',
+  });
   const served = decisions.filter((d) => d.servedBy !== null);
   if (served.length)
     nodes.push({

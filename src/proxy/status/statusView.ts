@@ -17,8 +17,19 @@ export function accountState(a: AccountReport, s: StatusReport): AccountState {
   if (!a.enabled) return 'disabled';
   if (a.coolingUntil) return 'cooling';
   if (!a.usable || a.sessionSaturated) return 'saturated';
-  const selected = s.preview.verdicts.find((v) => v.verdict === 'selected')?.account;
-  return a.inflight > 0 || selected === a.label ? 'serving' : 'usable';
+  if (a.inflight > 0 || a.boundSessions > 0) return 'serving';
+  // The account new requests go to carries the traffic only while no binding holds traffic elsewhere.
+  return s.boundSessions === 0 && previewWinner(s) === a.label ? 'serving' : 'usable';
+}
+
+/** The account a new, unbound request would go to now (the preview's first choice), if any. */
+function previewWinner(s: StatusReport): string | undefined {
+  return s.preview.verdicts.find((v) => v.verdict === 'selected')?.account;
+}
+
+/** `2 bound sessions`, `1 bound session`. */
+function boundSessionsText(n: number): string {
+  return `${n} bound session${n === 1 ? '' : 's'}`;
 }
 
 /** An account's eligibility for a typical new request, in the filter verdict's words ("cooling — throttled, 27 s remaining"). */
@@ -164,8 +175,14 @@ export function whyNow(a: AccountReport, s: StatusReport, now = Date.now()): str
   if (!v) return 'Not a candidate.';
   // The plan still puts an unusable account first when nothing else is left (the only account): it cannot serve.
   if (v.verdict === 'selected' && !a.usable) return `Not usable now: ${explainReason(a.unusableReason ?? 'unusable')}.`;
-  if (v.verdict === 'selected') return `A new request would go here: ${explainReason(v.reason)}.`;
+  if (v.verdict === 'selected') {
+    const bound = a.boundSessions > 0 ? `Serves ${boundSessionsText(a.boundSessions)} (affinity), and a` : 'A';
+    return `${bound} new request would go here: ${explainReason(v.reason)}.`;
+  }
   if (v.verdict === 'unusable') return `Not picked now: ${explainReason(v.reason)}${v.filter ? ` (${verdictText(v.filter, now)})` : ''}.`;
+  // Bound sessions keep coming here (session affinity) while new ones go elsewhere: say both.
+  if (a.boundSessions > 0 && a.usable)
+    return `Serves ${boundSessionsText(a.boundSessions)} (affinity) — new sessions go to ${previewWinner(s) ?? 'another account'}: ${candidateText(v, reportFigures(a), now)}.`;
   return `Not picked now: ${candidateText(v, reportFigures(a), now)}.`;
 }
 

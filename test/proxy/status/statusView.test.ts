@@ -26,6 +26,29 @@ describe('status presentation (tree, status bar, panel, CLI)', () => {
     }
   });
 
+  it('an account that serves bound sessions says so, and the account new sessions go to is not "serving" while it carries nothing', async () => {
+    // b's weekly window resets first, so expiry-first sends new sessions there; two sessions stay bound to a.
+    const spec = accounts('a', 'b').map((x, i) => ({ ...x, sevenDayResetInMs: [3, 1][i] * 86_400_000 }));
+    const h = await startHarness(spec, { routing: { sessionAffinity: true } });
+    try {
+      for (let i = 0; i < 2; i++) await h.router.poller.tick();
+      const now = Date.now();
+      h.router.engine.state.bind('00000000000000a1', 'a', now);
+      h.router.engine.state.bind('00000000000000a2', 'a', now);
+      const s = await routerStatus(h);
+      const a = s.accounts.find((x: any) => x.label === 'a');
+      const b = s.accounts.find((x: any) => x.label === 'b');
+      assert.equal(s.preview.verdicts.find((v: any) => v.verdict === 'selected').account, 'b', 'a new session would go to b');
+      assert.equal(accountState(a, s), 'serving');
+      assert.equal(accountState(b, s), 'usable', 'b has nothing in flight and no bound session');
+      assert.match(whyNow(a, s), /^Serves 2 bound sessions \(affinity\) — new sessions go to b: /);
+      assert.doesNotMatch(whyNow(a, s), /Not picked now/);
+      assert.match(whyNow(b, s), /^A new request would go here/);
+    } finally {
+      await h.close();
+    }
+  });
+
   it("a failover's reason says what the attempts met and which account was chosen first, never the first choice's reason as the server's", async () => {
     const h = await startHarness(accounts('a', 'b'));
     try {
