@@ -16,6 +16,12 @@ export function isEligible(m: AccountMetrics): boolean {
   return m.usable && !m.sessionSaturated;
 }
 
+/** `a` is at `max-inflight-per-account` (a fallback account is never capped): the attempt loop passes it over, so no modifier may choose it. */
+export function atInflightCap(a: PlanAccount, policy: RoutingPolicy): boolean {
+  const cap = policy.maxInflightPerAccount;
+  return cap > 0 && !a.fallback && a.inflight >= cap;
+}
+
 const ELIGIBLE: FilterVerdict = Object.freeze({ code: 'eligible' });
 const SIGN_IN: FilterVerdict = Object.freeze({ code: 'needs_sign_in' });
 
@@ -42,8 +48,7 @@ export function filterAccount(a: PlanAccount, policy: RoutingPolicy, modelFamily
       break;
   }
   if (m.softSaturated) return { code: 'soft_limit', used: m.sessionUsed ?? 0, resetMs: finite(m.sessionResetMs) };
-  const cap = policy.maxInflightPerAccount;
-  if (cap > 0 && !a.fallback && a.inflight >= cap) return { code: 'over_cap', inflight: a.inflight, cap };
+  if (atInflightCap(a, policy)) return { code: 'over_cap', inflight: a.inflight, cap: policy.maxInflightPerAccount };
   return ELIGIBLE;
 }
 

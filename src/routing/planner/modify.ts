@@ -7,7 +7,7 @@ import type { RoutingPolicy } from '../policy';
 import type { SessionBinding } from '../affinity';
 import { boundPlacement, boundSituation } from '../rebind';
 import { rebindModeOf } from './strategies/registry';
-import { isEligible } from './filter';
+import { atInflightCap, isEligible } from './filter';
 import type { AffinityOutcome, AffinitySkipReason, PlanAccount, ProbeOutcome, SelectionReason, SpillOutcome } from './types';
 import type { Modifier } from './strategies/strategy';
 import type { FilterVerdict } from './verdict';
@@ -150,7 +150,7 @@ export function modify(
     if (affinity.applied && thresholds && rebindModeOf(policy) === 'on-serve') {
       const bound = order.find((a) => a.id === affinity.boundAccount)!;
       const verdict = overStickyThreshold(bound, policy);
-      const target = verdict && order.find((a) => a !== bound && isEligible(a.metrics) && overStickyThreshold(a, policy) === null);
+      const target = verdict && order.find((a) => a !== bound && isEligible(a.metrics) && !atInflightCap(a, policy) && overStickyThreshold(a, policy) === null);
       if (verdict && target) {
         sticky = { from: bound.id, to: target.id, verdict };
         affinity = { ...affinity, applied: false, skippedReason: 'over_sticky_threshold' };
@@ -202,7 +202,7 @@ export function modify(
     const first = order[0];
     const n = policy.spillInflight;
     if (first.metrics.usable && first.inflight >= n) {
-      const target = order.slice(1).find((a) => a.metrics.usable && a.inflight < n);
+      const target = order.slice(1).find((a) => a.metrics.usable && a.inflight < n && !atInflightCap(a, policy));
       if (target) {
         spill = { from: first.id, to: target.id, inflight: first.inflight };
         order = moveToFront(order, target.id);

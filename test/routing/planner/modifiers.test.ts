@@ -44,6 +44,19 @@ describe('routing/planner: sticky reallocation thresholds', () => {
     assert.equal(a.reason, 'sticky_reallocation');
   });
 
+  it('a sticky move or a spill never chooses an account at its in-flight cap (the attempt loop would pass it over)', () => {
+    const capped = pair(0.68, 1, 0.3);
+    capped[1] = { ...capped[1], inflight: 2 };
+    const sticky = planBound(capped, { stickyThreshold7d: 70, maxInflightPerAccount: 2 });
+    assert.equal(sticky.order[0].id, 'a', 'the session stays: the only account below the threshold is full');
+    assert.equal(sticky.selectionReason, 'session_affinity');
+    assert.equal(planBound(capped, { stickyThreshold7d: 70, maxInflightPerAccount: 3 }).selectionReason, 'sticky_reallocation', 'with room it moves');
+
+    const busy = [acct('a', 0, { inflight: 3 }), acct('b', 1, { inflight: 1 }), acct('c', 2, { inflight: 0 })];
+    const spill = planRoute({ ...planInput(busy, { spillInflight: 2, maxInflightPerAccount: 1 }), requestId: 'r', nowMs: NOW });
+    assert.equal(spill.spill?.to, 'c', 'b is below the spill point but at its cap');
+  });
+
   it('the words carry the figures', () => {
     assert.equal(verdictText({ code: 'over_sticky_threshold', window: '7d', used: 72, threshold: 70 }, NOW), 'over sticky threshold (weekly 72 % > 70 %)');
     assert.equal(verdictText({ code: 'over_sticky_threshold', window: '5h', used: 91.3, threshold: 90 }, NOW), 'over sticky threshold (5-hour 91.3 % > 90 %)');
