@@ -435,6 +435,8 @@ export class RouterService {
     await this.real?.router.persistence?.flush();
     this.real?.router.persistence?.follow();
     await this.proxy?.dispose();
+    // The requests that ended in the grace time after the release: their bindings and evidence are handed over, not lost.
+    await this.real?.router.persistence?.handOver();
     if (this.active && this.active !== this.real) await this.active.close();
     await this.real?.close();
     await this.disposables.dispose();

@@ -14,7 +14,8 @@
  *   newest evidence, the later cooldown, the later binding per session), so a
  *   save never replaces newer state with older;
  * - a router that does not serve (a following window, or a leader that has
- *   released the port) does not save at all (`follow()`); when it takes over
+ *   released the port) does not save (`follow()`) — except once, after the release, to hand
+ *   over what the requests that ended in the grace time changed (`handOver()`); when it takes over
  *   (`lead()`), it replaces its state with the file's if the file is newer than
  *   what it loaded (or, when the file cannot be read at that moment, at the
  *   first read that works), then saves from then on; a file of a version
@@ -30,7 +31,7 @@
  */
 import { copyFileSync, promises as fs, readFileSync, statSync, type Stats } from 'node:fs';
 import * as path from 'node:path';
-import type { RouterState, SavedRouterState } from './routerState';
+import { RouterState, type SavedRouterState } from './routerState';
 
 export interface StatePersistence {
   /** Whether a saved state was restored at start. */
@@ -46,6 +47,14 @@ export interface StatePersistence {
   lead(): boolean;
   /** Another router serves and owns the file: stop saving (changes are kept in memory only). */
   follow(): void;
+  /**
+   * After `follow()` and the release of the port: folds into the file what changed here since
+   * `follow()` — bindings served, cooldowns set, quota evidence observed by the requests that ended
+   * in the grace time — and nothing older, so what the router that took over has cleared stays
+   * cleared; that router folds the news in at its next save (the file's generation is newer).
+   * Nothing when nothing changed; never throws (a failure is logged).
+   */
+  handOver(): Promise<void>;
   /** Stops listening for changes; saves once more if this router saves. */
   close(): Promise<void>;
 }
@@ -140,6 +149,27 @@ async function writeAtomic(file: string, text: string): Promise<void> {
   await fs.rename(tmp, file);
 }
 
+/** The part of `saved` that changed at or after `sinceMs` (epoch ms): bindings served, cooldowns set and quota evidence observed since; null when nothing did. */
+function changedSince(saved: SavedRouterState, sinceMs: number): SavedRouterState | null {
+  const since = <T>(record: Record<string, T>, at: (v: T) => number): Record<string, T> => Object.fromEntries(Object.entries(record).filter(([, v]) => at(v) >= sinceMs));
+  const scoped = Object.fromEntries(
+    Object.entries(saved.scopedCooldowns ?? {})
+      .map(([account, families]) => [account, since(families, (c) => c.setAtMs)] as const)
+      .filter(([, families]) => Object.keys(families).length > 0),
+  );
+  const late: SavedRouterState = {
+    version: 1,
+    savedAtMs: saved.savedAtMs,
+    snapshots: since(saved.snapshots, (q) => q.observedAtMs),
+    cooldowns: since(saved.cooldowns, (c) => c.setAtMs),
+    needsSignIn: {},
+    bindings: saved.bindings.filter((b) => b.lastServedAtMs >= sinceMs),
+    scopedCooldowns: scoped,
+  };
+  const empty = late.bindings.length === 0 && [late.snapshots, late.cooldowns, scoped].every((r) => Object.keys(r).length === 0);
+  return empty ? null : late;
+}
+
 /**
  * Restores `state` from `opts.file` and saves it there after changes.
  * Never throws: a write that fails is retried with the next change.
@@ -162,6 +192,8 @@ export function persistState(state: RouterState, opts: PersistOptions): StatePer
   /** The file's stamp after that load or save. */
   let ownStamp = restored ? first.stamp : '';
   let dirty = false;
+  /** When this router last stopped saving (`follow()`), epoch ms; undefined while it saves. */
+  let followedAtMs: number | undefined;
   let timer: NodeJS.Timeout | undefined;
   let writing: Promise<void> = Promise.resolve();
 
@@ -234,13 +266,32 @@ export function persistState(state: RouterState, opts: PersistOptions): StatePer
       // Unreadable now (another window's rename in progress, say): its state replaces ours at the first read that works.
       if (!disk && exists(file)) replacePending = true;
       saving = true;
+      followedAtMs = undefined;
       if (dirty) onChange();
       return loaded;
     },
     follow: () => {
+      if (saving) followedAtMs = now();
       saving = false;
       if (timer) clearTimeout(timer);
       timer = undefined;
+    },
+    handOver: async () => {
+      await Promise.resolve(); // a change signalled just before (RouterState emits on a microtask) is seen
+      if (saving || followedAtMs === undefined || !dirty) return;
+      await writing;
+      const late = changedSince(state.toSaved(now()), followedAtMs);
+      dirty = false;
+      if (!late) return;
+      try {
+        const disk = readOnDisk(file);
+        const merged = new RouterState(state.affinity.idleTtl);
+        if (disk) merged.restore(disk.saved, now());
+        merged.absorb(late, now());
+        await writeAtomic(file, JSON.stringify({ ...merged.toSaved(now()), generation: Math.max(basis, disk?.generation ?? 0) + 1 }));
+      } catch (err) {
+        log?.(`state: the changes of the last requests were not handed over in ${path.basename(file)} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+      }
     },
     close: async () => {
       await Promise.resolve(); // a change signalled just before (RouterState emits on a microtask) is seen

@@ -216,9 +216,9 @@ describe('router-state.json shared by several routers', () => {
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
   /** A router's state bound to the shared file (loaded now, as at start). */
-  const open = (saving = true) => {
+  const open = (saving = true, now: () => number = () => 1_000) => {
     const state = new RouterState(3_600_000);
-    const persistence = persistState(state, { file: path.join(dir, 'router-state.json'), now: () => 1_000, saving });
+    const persistence = persistState(state, { file: path.join(dir, 'router-state.json'), now, saving });
     return { state, persistence };
   };
   const bind = (r: { state: RouterState }, session: string, account: string) => {
@@ -282,19 +282,29 @@ describe('router-state.json shared by several routers', () => {
     assert.equal(onDisk().generation, 4);
   });
 
-  it('a window that released the port saves nothing more: the next leader owns the file', async () => {
-    const old = open();
+  it('a window that released the port hands over only what its last requests changed: the next leader owns the file, and keeps the late binding', async () => {
+    let clock = 1_000;
+    const old = open(true, () => clock);
     bind(old, 'warm', 'a');
     await old.persistence.flush();
+    clock = 2_000;
     old.persistence.follow(); // the port is released after this
-    const next = open(false);
+    const next = open(false, () => clock);
     assert.equal(next.persistence.lead(), false, 'it loaded the file at start already');
     next.state.affinity.clear();
     next.state.changed();
-    bind(old, 'late', 'b'); // a request of the old window that ended during its grace period
+    await next.persistence.flush();
+    clock = 2_500;
+    old.state.affinity.bind(K('late'), 'b', clock); // a request of the old window that ended during its grace time
+    old.state.changed();
     await old.persistence.close();
+    assert.deepEqual(sessions(onDisk()), [], 'close after follow() writes nothing');
+    await old.persistence.handOver();
+    assert.deepEqual(sessions(onDisk()), ['late'], 'the late binding is handed over; what the new leader cleared stays cleared');
+    clock = 3_000;
+    bind(next, 'new', 'c');
     await next.persistence.close();
-    assert.deepEqual(sessions(onDisk()), [], 'what the new leader cleared stays cleared');
+    assert.deepEqual(sessions(onDisk()).sort(), ['late', 'new'], 'the new leader folded the hand-over in at its next save');
   });
 
   it('a file saved by a version without generations counts as newer when it was saved later', async () => {
