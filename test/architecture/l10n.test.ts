@@ -42,6 +42,19 @@ describe('localisation', () => {
     assert.ok(count >= 50, `found ${count} strings`);
   });
 
+  it('every title, category and description a person reads in package.json contributes goes through package.nls.json', () => {
+    const contributes = (JSON.parse(read('package.json')) as { contributes: unknown }).contributes;
+    const literal: string[] = [];
+    const visit = (v: unknown, where: string): void => {
+      if (Array.isArray(v)) v.forEach((x, i) => visit(x, `${where}[${i}]`));
+      else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) visit(x, `${where}.${k}`);
+      else if (typeof v === 'string' && /\.(title|category|markdownDescription|description|shortTitle|contextualTitle|name)$/.test(where) && !/^%[^%]+%$/.test(v))
+        literal.push(`${where}: ${v}`);
+    };
+    visit(contributes, 'contributes');
+    assert.deepEqual(literal, [], 'literal text a translation cannot reach');
+  });
+
   it('every %key% of package.json is in package.nls.json, and every key there is used', () => {
     const pkg = read('package.json');
     const nls = JSON.parse(read('package.nls.json')) as Record<string, string>;

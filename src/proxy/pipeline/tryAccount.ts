@@ -80,7 +80,7 @@ export async function tryAccount(ctx: RequestContext, account: PlanAccount, atte
     let status = 0;
     const call = await callUpstream<StreamEnd>(
       s.dispatcher,
-      // undici takes an Iterable body (docs/api/Dispatcher.md, dispatch options); its types lag behind.
+      // undici takes an Iterable body (its own documentation: https://undici.nodejs.org/#/docs/api/Dispatcher.md, "dispatch" options); its types lag behind.
       { origin: ctx.generation.config.upstreamBaseUrl, path: ctx.url, method, headers, body: body as Dispatcher.DispatchOptions['body'] },
       ctx.client,
       (head, controller, settle) => {
