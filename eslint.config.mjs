@@ -2,6 +2,7 @@
 import js from '@eslint/js';
 import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
+import budgets from './eslint.budgets.cjs';
 
 export default defineConfig(
   { ignores: ['out/**', 'dist/**', 'node_modules/**', '.cache/**', 'test-artifacts/**'] },
@@ -60,6 +61,8 @@ export default defineConfig(
       '@typescript-eslint/no-unsafe-return': 'off',
     },
   },
+  // Lines per file and per function, parameters per function: eslint.budgets.cjs.
+  ...budgets.budgetConfigs(),
   {
     files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
     extends: [tseslint.configs.disableTypeChecked],
