@@ -1,9 +1,9 @@
 /**
- * Claude Code's own login, for "import": `~/.claude/.credentials.json`
- * (`CLAUDE_CONFIG_DIR` relocates it) holds `claudeAiOauth {accessToken,
+ * Claude Code's own login, for "import". Claude Code keeps it in `~/.claude/.credentials.json`
+ * (or under `CLAUDE_CONFIG_DIR` when that is set), inside the object `claudeAiOauth {accessToken,
  * refreshToken, expiresAt (epoch ms), …}` (docs/claude-code-client.md#claude-codes-own-login-import).
- * Importing a login Claude Code keeps using means two parties rotate one
- * refresh token; callers must warn the user.
+ * If Claude Code goes on using a login after it was imported, Claude Code and the router both
+ * rotate the same refresh token and invalidate each other's copy; callers must warn the user.
  */
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';

@@ -1,8 +1,9 @@
 /**
  * Access tokens for every account, with single-flight refresh.
  *
- * Rules (docs/anthropic-api.md#refresh-rules): one refresh in flight per account, shared by
- * every caller; re-read the store before refreshing and adopt a newer pair;
+ * Rules (docs/anthropic-api.md#refresh-rules): at most one refresh runs for an account at a time
+ * and every caller awaits that one; the store is read again before refreshing, and a newer pair
+ * found there is used instead;
  * try to persist the new pair before any waiter uses it; keep the old refresh
  * token when none is returned; `invalid_grant` on a superseded token is a race,
  * not a dead account. A failed refresh never deletes a stored credential.

@@ -44,7 +44,7 @@ export interface AccountOrigin {
 export interface Credentials {
   /** OAuth access token (`sk-ant-oat01-…`) or API key (`sk-ant-api03-…`). */
   accessToken: string;
-  /** OAuth refresh token (`sk-ant-ort01-…`); rotated on every refresh. */
+  /** OAuth refresh token (`sk-ant-ort01-…`); each refresh replaces it with a new one. */
   refreshToken?: string;
   /** When the access token expires, epoch ms; undefined when unknown (long-lived). */
   expiresAtMs?: number;

@@ -3,8 +3,8 @@
  * or due for a refresh (docs/routing.md#freshness: a `refresh_due` snapshot
  * "triggers a usage-endpoint refresh"), and for accounts cooled for an
  * exhausted window, which earn no header evidence while they serve nothing
- * (docs/routing.md#recovery). The endpoint is itself rate-limited
- * per account and per IP (docs/anthropic-api.md#usage-endpoint), so calls are paced globally,
+ * (docs/routing.md#recovery). Anthropic throttles this endpoint as well, per account and per IP
+ * address (docs/anthropic-api.md#usage-endpoint), so calls are paced globally,
  * jittered, spaced per account, and a 429's `retry-after` pauses all polling.
  * At start every due account is read once, one call a second (the start-up
  * sweep), then one call per tick. Otherwise live response headers are

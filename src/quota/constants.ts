@@ -10,9 +10,9 @@
 export const STALE_AFTER_MS = 15 * 60_000;
 
 /**
- * Two reset times closer than this describe the same window: 60 s, in ms. The usage endpoint's
- * `resets_at` jitters by under a second between calls; only an advance of a minute or more is a
- * real rollover (docs/anthropic-api.md#usage-endpoint).
+ * Two reset times closer than this describe the same window: 60 s, in ms. Successive usage
+ * endpoint readings can differ in `resets_at` by a fraction of a second; the window has rolled
+ * over only when the reset moved forward by at least this much (docs/anthropic-api.md#usage-endpoint).
  */
 export const RESET_JITTER_MS = 60_000;
 

@@ -101,8 +101,8 @@ const CLEARABLE: ReadonlySet<CooldownReason> = new Set<CooldownReason>(['window_
  *   allowed: the unified status allowed or absent, neither 5h nor 7d a rejection, and at least one
  *   of unified/5h/7d allowed (an empty snapshot proves nothing);
  * - usage-endpoint evidence (`source === 'usage'`, which lags the limiter:
- *   docs/anthropic-api.md#usage-endpoint): only a `window_exhausted` cooldown (quota evidence never
- *   clears a transient or auth cooldown), only when the reading was sent at least
+ *   docs/anthropic-api.md#usage-endpoint): only a `window_exhausted` cooldown (a transient or auth
+ *   cooldown is never lifted by quota evidence), only when the reading was sent at least
  *   {@link USAGE_EVIDENCE_LAG_MS} (5 min) after the cooldown was set, and only when every window
  *   the cooldown is about (`5h`, `7d`; `unified` or none: both) reads `allowed` — below 80 %, the
  *   status the endpoint implies (src/quota/usage.ts) — or has reset.

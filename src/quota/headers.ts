@@ -4,7 +4,7 @@
  * Source: docs/anthropic-api.md#unified-rate-limit-headers: prefix
  * `anthropic-ratelimit-unified-`; `status`, `reset` (epoch SECONDS), `representative-claim`;
  * `5h-*` / `7d-*` and model-scoped `7d_<family>-*` windows with `-status`, `-utilization`
- * (a FRACTION 0–1 as a decimal string, can exceed 1) and `-reset`; `overage-*`. They arrive on
+ * (a decimal string holding a FRACTION 0–1, possibly above 1) and `-reset`; `overage-*`. They arrive on
  * 200s, 429s and streamed 200s. Pure: the observation time is an argument.
  */
 import { UTILIZATION_ANOMALY_FRACTION } from './constants';

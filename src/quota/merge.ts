@@ -11,8 +11,8 @@
  * - scoped windows merge per family, each keeping its own `observedAtMs`;
  * - reset jitter: when the winning reset differs from the other snapshot's reset for the same
  *   window by less than {@link RESET_JITTER_MS} (60 s), the earlier-observed reset is kept — the
- *   usage endpoint's `resets_at` jitters by under a second; only an advance of a minute or more
- *   is a real rollover;
+ *   usage endpoint's `resets_at` wobbles by less than a second, and a genuine rollover moves it by
+ *   60 s or more;
  * - the usage endpoint reports no unified verdict, but that verdict summarises the 5h and 7d
  *   windows: a later usage reading that shows both below their limit supersedes an older
  *   account-wide `rejected` verdict (one whose claim is not `seven_day_<family>`), which is dropped.

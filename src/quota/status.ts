@@ -1,8 +1,9 @@
 /**
  * Status vocabulary shared by the unified headers and the routing rules.
  *
- * Source: docs/routing.md#statuses: `allowed` and `allowed_warning` count as allowed;
- * `rejected` and `throttled` are rejections; any other value is "not allowed" but not a rejection.
+ * Source: docs/routing.md#statuses: `allowed` and `allowed_warning` mean allowed, `rejected` and
+ * `throttled` mean rejected, and anything else is neither (it reads as "not allowed", yet is no
+ * rejection).
  * Header values per docs/anthropic-api.md#unified-rate-limit-headers. Comparison is case-insensitive and ignores surrounding
  * whitespace.
  */

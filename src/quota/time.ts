@@ -2,8 +2,9 @@
  * Reset and retry-after parsing. Every result is epoch MILLISECONDS (or a ms duration).
  * Pure: the current time is always an argument.
  *
- * Protocol facts: docs/anthropic-api.md#units — header resets are Unix epoch SECONDS ("numeric →
- * epoch seconds, values above ~4.1e9 are already ms, else Date.parse"); the usage endpoint
+ * Protocol facts: docs/anthropic-api.md#units — header resets are Unix epoch SECONDS; a numeric
+ * value is taken as seconds unless it is above ~4.1e9, which can only be ms, and a non-numeric one
+ * goes to Date.parse; the usage endpoint
  * sends ISO-8601 `resets_at`; `retry-after` is HTTP delta-seconds or an HTTP-date.
  */
 import { EPOCH_SECONDS_MAX, MAX_EPOCH_MS } from './constants';

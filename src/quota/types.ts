@@ -83,7 +83,7 @@ export interface QuotaSnapshot {
 export type ResponseClass =
   /** 2xx: serve it. */
   | { kind: 'success' }
-  /** A rejected 5h/7d/unified window with a future reset: cool the account until `untilMs`, rotate. */
+  /** A rejected 5h/7d/unified window whose reset is still ahead: account cooled until `untilMs`, rotate. */
   | { kind: 'window_exhausted'; untilMs: number; windows: string[] }
   /** Only a model-scoped window rejected: skip this account for that model family, no account cooldown. */
   | { kind: 'model_scoped_exhausted'; family: string; untilMs?: number }
@@ -100,7 +100,7 @@ export type ResponseClass =
   | { kind: 'entitlement' }
   /** 529 or `overloaded_error`: Anthropic-wide; short pause, rotate. */
   | { kind: 'overloaded'; retryAfterMs?: number }
-  /** 401: refresh the token once and retry. */
+  /** 401: one token refresh, then a retry. */
   | { kind: 'unauthorized' }
   /** 403 (revoked, organisation not allowed): needs attention, rotate. */
   | { kind: 'forbidden' }

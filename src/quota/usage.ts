@@ -1,12 +1,13 @@
 /**
  * OAuth usage endpoint body → QuotaSnapshot.
  *
- * Source: docs/anthropic-api.md#usage-endpoint: `GET /api/oauth/usage` returns
- * `five_hour`, `seven_day`, `seven_day_<family>` (e.g. `seven_day_sonnet`, `seven_day_opus`;
- * null allowed), each `{utilization: PERCENT 0–100, resets_at: ISO-8601 | null}`;
- * `extra_usage {is_enabled, ...}`; newer payloads add `limits[]` entries
+ * Source: docs/anthropic-api.md#usage-endpoint. `GET /api/oauth/usage` answers with one object
+ * per window — `five_hour`, `seven_day` and `seven_day_<family>` (e.g. `seven_day_sonnet`,
+ * `seven_day_opus`), each possibly null — shaped `{utilization: PERCENT 0–100, resets_at:
+ * ISO-8601 | null}`, plus `extra_usage {is_enabled, ...}`. More recent answers also have a
+ * `limits[]` array of
  * `{kind: session | weekly_all | weekly_scoped, percent, resets_at, scope: {model: {display_name}}}`.
- * Units differ from the headers: PERCENT (converted here to FRACTIONS by dividing by 100 —
+ * The units are not those of the headers: PERCENT (converted here to FRACTIONS by dividing by 100 —
  * never guessed from the value) and ISO resets (converted to epoch ms). Pure.
  */
 import { USAGE_REJECTED_FRACTION, USAGE_WARNING_FRACTION } from './constants';

@@ -3,8 +3,8 @@
  * session's sticky-key hash (src/routing/identify.ts; never a raw session id).
  *
  * Least-recently-bound eviction at a fixed capacity (lru-cache, read with
- * `peek` so a read never refreshes recency), and an idle TTL counted from the
- * session's last served request: a read never extends it, exactly TTL still
+ * `peek` so a read never refreshes recency), and an idle TTL that runs from the
+ * last request served for the session: looking an entry up never extends it, exactly TTL still
  * counts as live, and an expired entry is purged on read. Time is always an
  * argument (epoch ms), so tests need no fake timers.
  */

@@ -6,8 +6,9 @@
  * The key, in precedence order (docs/claude-code-client.md#session-identity):
  *  1. `x-claude-code-session-id` (source `header`, kind `session`);
  *  2. the session id in `metadata.user_id` (source `metadata`, kind `session`);
- *  3. when `session-fingerprint` is on (the default) and the client sent no id: a fingerprint
- *     of the request's stable head — system prompt, tool names and the first message — (source
+ *  3. when `session-fingerprint` is on (the default) and the client sent no id: a hash of the
+ *     parts of a request that stay the same across a conversation — system prompt, tool names
+ *     and first message — (source
  *     `fingerprint`, kind `conversation`); computed only then, and over at most
  *     FINGERPRINT_PART_CHARS characters of each part, never the whole body;
  *  4. otherwise none (source `none`, kind `none`, no hash): the request gets no affinity.

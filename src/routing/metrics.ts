@@ -3,7 +3,7 @@
  * account's quota snapshot and cooldown. Pure: no I/O, no clock of its own.
  *
  * Authority: docs/routing.md#per-account-metrics.
- * Every account always has metrics; "no snapshot" is a value, not an absence.
+ * No account is ever without metrics: having no snapshot is one of the values they take.
  */
 import type { Cooldown, QuotaSnapshot, QuotaWindow } from '../quota/types';
 import { isCoolingDown } from '../quota/cooldown';
@@ -48,7 +48,7 @@ export interface AccountMetrics {
   /** End of the active cooldown, epoch ms; `+Infinity` when none (and for needs-sign-in: never). */
   coolingUntilMs: number;
   freshness: QuotaFreshness;
-  /** 0 fresh or stale_known, 1 refresh_due, 2 unknown. */
+  /** 0 for `fresh` and `stale_known`, 1 for `refresh_due`, 2 for `unknown`. */
   quotaEvidenceRank: 0 | 1 | 2;
   /** 5h utilisation (fraction); 0 when not ticking; null without a usable snapshot. */
   sessionUsed: number | null;
@@ -112,7 +112,7 @@ function overageSignalled(snapshot: QuotaSnapshot): boolean {
 export function computeMetrics(input: MetricsInput, params: MetricsParams, now: number): AccountMetrics {
   const freshness = snapshotFreshness(input.snapshot, now);
   const quotaEvidenceRank: 0 | 1 | 2 = freshness === 'unknown' ? 2 : freshness === 'refresh_due' ? 1 : 0;
-  // A refresh_due snapshot is ignored for routing: metrics as if there were none.
+  // Routing disregards a refresh_due snapshot: the metrics come out as with no snapshot.
   const snap = freshness === 'unknown' || freshness === 'refresh_due' ? undefined : input.snapshot;
 
   const overageEligible = !!snap && params.allowOverage && overageSignalled(snap);

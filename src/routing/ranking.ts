@@ -53,7 +53,7 @@ export interface RankCandidate {
 
 /** Facts about the whole candidate set that a step may depend on (keeps the order transitive). */
 export interface RankContext {
-  /** Every candidate reports a scoped window for the requested model (enables step 7). */
+  /** True when each candidate has a scoped window for the requested model (enables step 7). */
   allHaveScopedWindow: boolean;
 }
 
@@ -113,7 +113,7 @@ const resets: Step = (a, b) => {
   const ma = a.metrics;
   const mb = b.metrics;
   if (ma.sessionSaturated && mb.sessionSaturated) {
-    // Neither can work until its 5h window returns.
+    // Both are stuck until their 5h windows come back, so the 5h reset decides first.
     return lower(ma.sessionResetBucket, mb.sessionResetBucket, 'session_reset') ?? lower(ma.weeklyResetMs, mb.weeklyResetMs, 'weekly_reset');
   }
   return lower(ma.weeklyResetMs, mb.weeklyResetMs, 'weekly_reset') ?? lower(ma.sessionResetBucket, mb.sessionResetBucket, 'session_reset');

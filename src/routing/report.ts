@@ -17,11 +17,11 @@
  *   5 minutes of leaving it;
  * - extra cache-creation tokens: cache-creation input tokens reported on the
  *   switching requests (the prefix written again on the new account);
- * - share of wall-clock time with ≤ 1 usable account: between consecutive
+ * - the share of wall-clock time during which ≤ 1 account was usable: between consecutive
  *   decisions, the interval counts for the earlier decision's usable count; the rest of
  *   the span is the time with ≥ 2 usable accounts;
  * - fallback share: served requests answered by a fallback account;
- * - weekly resets that expired with unused allowance: weeklyResets.ts.
+ * - weekly resets that lapsed with allowance left over: weeklyResets.ts.
  */
 import type { AttemptRecord, DecisionRecord, RecordedCandidate, UsageRecord } from './decision';
 import { summarizeWeeklyResets, WindowPeriods, type WeeklyReset, type WeeklyResetSummary } from './weeklyResets';

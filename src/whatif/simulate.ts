@@ -242,7 +242,7 @@ class Replay {
     };
   }
 
-  /** Binds the session to the account that served it, as the router binds at commit (src/proxy/pipeline/bind.ts). */
+  /** Binds the session to its serving account, as the router binds at commit (src/proxy/pipeline/bind.ts). */
   private bind(req: WorkloadRequest, plan: RoutePlan, served: PlanAccount, attempted: ReadonlySet<string>, accounts: readonly PlanAccount[], t: number): void {
     if (!req.session || served.fallback) return;
     const bound = this.affinity.get(req.session, t);

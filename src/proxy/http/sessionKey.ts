@@ -2,7 +2,7 @@
  * The session key (the affinity key) of a Claude Code request, in priority
  * order (docs/claude-code-client.md#session-identity):
  *  1. header `x-claude-code-session-id`;
- *  2. `metadata.user_id` as a JSON string with `session_id` (Claude Code ≥ 2.1.78);
+ *  2. `metadata.user_id` holding a JSON object with a `session_id` (Claude Code ≥ 2.1.78);
  *  3. the legacy `user_<hex>_account_<uuid or empty>_session_<uuid>` string.
  * Anything else has no session. Garbage never throws.
  */

@@ -1,8 +1,8 @@
 /**
  * The attempt loop (step 6): try the planned accounts in order (tryAccount.ts
  * makes each call, classifies its answer, sets cooldowns and commits a good
- * answer to the client) within the rotation limits. Failover happens
- * only before the first byte reaches the client: a stream is read up to its
+ * answer to the client) within the rotation limits. Another account can be tried
+ * only while the client has received nothing: a stream is read up to its
  * first meaningful event (not `ping`) before it is committed. After commit a
  * failure ends the stream with an Anthropic-shaped `event: error` — never a
  * second `message_start`.

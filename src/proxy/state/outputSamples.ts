@@ -1,5 +1,5 @@
 /**
- * The rolling sample of what each model really returns (output tokens of complete answers), behind
+ * A rolling sample of the output tokens each model actually produced in complete answers, behind
  * the adaptive output estimate of cost leases (src/routing/costEstimate.ts, docs/cost-leases.md).
  * Reading a prediction is O(1): the ring's values are also kept sorted as they come and go (a binary
  * search and a short move per answer, no sort), and the quantile in force is read from them once per

@@ -11,7 +11,7 @@ import type { RoutingPolicy } from '../policy';
 import type { PlanAccount } from './types';
 import type { FilterVerdict } from './verdict';
 
-/** Eligible for affinity and prefer-primary: usable and not session-saturated. */
+/** Whether affinity or prefer-primary may put this account first: it is usable and not session-saturated. */
 export function isEligible(m: AccountMetrics): boolean {
   return m.usable && !m.sessionSaturated;
 }

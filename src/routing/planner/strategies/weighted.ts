@@ -4,7 +4,7 @@
  *   − w.errors·recent_error_rate − w.cost·cost_tier
  * and the highest goes first. Weights are fractions (0–1) from the `weighted-preset`, each
  * overridden by `weights.*`. headroom is a fraction (unknown reads 1); priority and cost tier are
- * normalised over the eligible accounts to 0–1 (so the size of a tier gap is lost — see
+ * normalised over the eligible accounts to 0–1 (so how far apart two tiers are gets lost — see
  * docs/strategies.md); limit is `max-inflight-per-account`, else `spill-inflight`, else 4 (never 0).
  * Equal scores are ordered by a hash of the session key and the account label, so a session keeps
  * its order and a replay reproduces it. Affinity is inside the score; only spill modifies it.
