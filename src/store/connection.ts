@@ -12,7 +12,7 @@ import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { storeKeys } from './keys';
-import { GATHER_INFLIGHT, RELEASE_LOCK, SWAP_FIELD, SWAP_KEY, WRITE_CREDENTIALS } from './scripts';
+import { GATHER_INFLIGHT, RELEASE_LOCK, SET_NOW, SWAP_FIELD, SWAP_KEY, WRITE_CREDENTIALS } from './scripts';
 import type { StoreKey } from './encryption';
 import { macKeyOf, signValue, verifyValue, type MacKey } from './signedValues';
 import type { StoreTarget } from '../config/storeUrl';
@@ -40,6 +40,7 @@ export interface StoreMessage {
 export interface StoreScripts {
   crSwapField(hash: string, field: string, hadValue: '0' | '1', read: string, next: string): Promise<number>;
   crSwapKey(key: string, hadValue: '0' | '1', read: string, next: string, ttlMs: number): Promise<number>;
+  crSetNow(key: string, value: string, ttlMs: number): Promise<number>;
   crGatherInflight(routers: string, prefix: string): Promise<string[]>;
   crReleaseLock(lock: string, owner: string): Promise<number>;
   crWriteCredentials(hash: string, expectedVersion: string, blob: string, by: string, atMs: number, print: string): Promise<number>;
@@ -58,6 +59,7 @@ export interface ConnectionOptions {
 const SCRIPTS: ReadonlyArray<[keyof StoreScripts, string]> = [
   ['crSwapField', SWAP_FIELD],
   ['crSwapKey', SWAP_KEY],
+  ['crSetNow', SET_NOW],
   ['crGatherInflight', GATHER_INFLIGHT],
   ['crReleaseLock', RELEASE_LOCK],
   ['crWriteCredentials', WRITE_CREDENTIALS],
@@ -112,7 +114,7 @@ export class StoreConnection extends EventEmitter {
       ...base,
       enableAutoPipelining: true,
       // A new binding leaves in the same tick, before the answer that made it: the session's next request may come through another router at once.
-      autoPipeliningIgnoredCommands: ['crSwapKey'],
+      autoPipeliningIgnoredCommands: ['crSetNow'],
       commandTimeout: opts.commandTimeoutMs ?? 2_000,
     }) as Redis & StoreScripts;
     // The subscriber queues its SUBSCRIBE until connected (and ioredis re-subscribes after a reconnection).

@@ -28,6 +28,15 @@ return 1
 `;
 
 /**
+ * Sets a key with a time to live, as its own command (not auto-pipelined: it leaves in the tick it is
+ * sent). KEYS[1] key, ARGV[1] value, ARGV[2] time to live, ms. Returns 1.
+ */
+export const SET_NOW = `
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+`;
+
+/**
  * Every live router's in-flight record; ids whose key expired (a router that stopped or was
  * killed) leave the set. KEYS[1] the routers set, ARGV[1] the in-flight key prefix.
  * Returns a flat list: id, JSON, id, JSON, …

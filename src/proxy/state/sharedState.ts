@@ -25,13 +25,12 @@ import { storeKeys } from '../../store/keys';
 import type { CostEstimate } from '../../routing/costEstimate';
 import type { LearnedLimit } from '../../routing/concurrencyLimit';
 import type { Cooldown, QuotaSnapshot } from '../../quota/types';
-import type { SavedLearnedCosts, TokensByKind } from '../../quota/learnedCosts';
-import { mergeCooldown } from '../../quota/cooldown';
+import type { TokensByKind } from '../../quota/learnedCosts';
 import type { RemoteLoad } from './leases';
 import type { StateMirror } from './mirror';
 import type { RouterState } from './routerState';
-import { bindingOf, cooldownOf, evidenceOf, inflightOf, isEpochMs, isSessionHash, labelSchema, learnersOf, limitOf, tokensOf } from './sharedValues';
-import { fieldName, readSigned, swapField, swapKey, type Merge } from './sharedWrites';
+import { addCost, bindingOf, cooldownOf, evidenceOf, inflightOf, isEpochMs, isSessionHash, labelSchema, learnersOf, limitOf, sameLoad, tokensOf } from './sharedValues';
+import { fieldName, readSigned, sharedMerges } from './sharedWrites';
 
 /** How long a router's in-flight record lives unless renewed, ms: a killed router's leases are gone this long after its last renewal. */
 export const INFLIGHT_TTL_MS = 10_000;
@@ -74,6 +73,7 @@ function cooldownField(account: string, family: string | null): string {
 export function shareState(state: RouterState, conn: StoreConnection, opts: ShareOptions): SharedState {
   const now = opts.now ?? Date.now;
   const redis = conn.redis;
+  const merge = sharedMerges(conn, now);
   const ignore = () => undefined;
   /** Sessions re-bound to the same account since the last flush: session → [account, lastServedAtMs]. */
   const bindings = new Map<string, [string, number]>();
@@ -97,11 +97,11 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
     }
     served.clear();
     for (const [account, snap] of evidence) {
-      writeEvidence(account, snap).catch(ignore);
+      merge.evidence(account, snap).catch(ignore);
       conn.publish({ k: 'e', a: account, v: snap });
     }
     evidence.clear();
-    for (const [session, [account, at]] of bindings) writeBinding(session, account, at).catch(ignore);
+    for (const [session, [account, at]] of bindings) merge.binding(session, account, at, state.affinity.idleTtl).catch(ignore);
     bindings.clear();
     if (inflightDirty) writeInflight();
   };
@@ -177,13 +177,14 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
     },
     cooldown: (account, family, merged) => {
       if (!conn.up) return;
-      writeCooldown(account, family, merged)
+      merge
+        .cooldown(cooldownField(account, family), merged)
         .then((stored) => conn.publish({ k: 'c', a: account, f: family, c: stored }))
         .catch(ignore);
     },
     lifted: (account, family, cooldown) => {
       if (!conn.up) return;
-      liftCooldown(cooldownField(account, family), cooldown.untilMs).catch(ignore);
+      merge.lift(cooldownField(account, family), cooldown.untilMs).catch(ignore);
       conn.publish({ k: 'x', a: account, f: family, u: cooldown.untilMs });
     },
     reset: (account) => {
@@ -205,7 +206,9 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
         // A new or moved binding goes at once (in this tick's pipeline): the session's next request may come through another router.
         bindings.delete(session);
         if (!conn.up) return;
-        writeBinding(session, account, at).catch(ignore);
+        // Served just now: it needs no merge (a compare-and-set would cost the round trip of its read first).
+        const key = storeKeys.binding(session);
+        redis.crSetNow(key, conn.signed(key, { account, lastServedAtMs: at }), state.affinity.idleTtl).catch(ignore);
         conn.publish({ k: 'b', s: session, a: account, t: at });
         return;
       }
@@ -264,27 +267,6 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
     }
   };
 
-  /** The merges of each shared value (sharedWrites.ts), by the rules in this file's head. */
-  const writeEvidence = (account: string, snap: QuotaSnapshot) =>
-    swapField(conn, storeKeys.evidence, account, {
-      what: 'quota evidence',
-      read: (v) => evidenceOf(v, now()),
-      next: (old) => (old && old.observedAtMs > snap.observedAtMs ? undefined : snap),
-    });
-  const cooldownMerge = (c: Cooldown): Merge<Cooldown> => ({ what: 'a cooldown', read: (v) => cooldownOf(v, now()), next: (old) => mergeCooldown(old, c) });
-  const writeCooldown = async (account: string, family: string | null, c: Cooldown): Promise<Cooldown> =>
-    (await swapField(conn, storeKeys.cooldowns, cooldownField(account, family), cooldownMerge(c))).stored ?? c;
-  /** Lifts the cooldown of `field` unless a later-ending one was set meanwhile (by this router or another). */
-  const liftCooldown = (field: string, untilMs: number) =>
-    swapField(conn, storeKeys.cooldowns, field, { what: 'a cooldown', read: (v) => cooldownOf(v, now()), next: (old) => (old && old.untilMs > untilMs ? undefined : null) });
-  /** A binding, unless the stored one was served later; its key expires after the idle TTL counted from that serving. */
-  const writeBinding = (session: string, account: string, at: number, ttl = state.affinity.idleTtl) =>
-    swapKey(conn, storeKeys.binding(session), ttl, {
-      what: 'a session binding',
-      read: (v) => bindingOf(v, now()),
-      next: (old) => (old && old.lastServedAtMs > at ? null : { account, lastServedAtMs: at }),
-    });
-
   /** Pushes every part of this state by the merge rules, then folds the pool's into it. */
   const reconcile = async (): Promise<void> => {
     if (!conn.up) return;
@@ -292,17 +274,19 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
     const pushes: Promise<unknown>[] = [];
     // What this router learned while the store was away reaches the others at once, not at their next reconnection.
     for (const [account, snap] of state.snapshots) {
-      pushes.push(writeEvidence(account, snap).then((r) => r.wrote && conn.publish({ k: 'e', a: account, v: snap })));
+      pushes.push(merge.evidence(account, snap).then((r) => r.wrote && conn.publish({ k: 'e', a: account, v: snap })));
     }
     const pushCooldown = (account: string, family: string | null, c: Cooldown) =>
-      pushes.push(writeCooldown(account, family, c).then((stored) => conn.publish({ k: 'c', a: account, f: family, c: stored })));
+      pushes.push(merge.cooldown(cooldownField(account, family), c).then((stored) => conn.publish({ k: 'c', a: account, f: family, c: stored })));
     for (const [account, c] of state.cooldowns) if (c.untilMs > t && !c.local) pushCooldown(account, null, c);
     for (const [account, m] of state.scopedCooldowns) for (const [family, c] of m) if (c.untilMs > t) pushCooldown(account, family, c);
     const ttl = state.affinity.idleTtl;
     for (const b of state.affinity.live(t)) {
       const left = ttl - (t - b.lastServedAtMs);
       if (left <= 0) continue;
-      pushes.push(writeBinding(b.sessionId, b.account, b.lastServedAtMs, left).then((r) => r.wrote && conn.publish({ k: 'b', s: b.sessionId, a: b.account, t: b.lastServedAtMs })));
+      pushes.push(
+        merge.binding(b.sessionId, b.account, b.lastServedAtMs, left).then((r) => r.wrote && conn.publish({ k: 'b', s: b.sessionId, a: b.account, t: b.lastServedAtMs })),
+      );
     }
     for (const a of state.concurrency.entries()) if (a.learned) pushes.push(redis.hset(storeKeys.limits, a.label, conn.signed(fieldName(storeKeys.limits, a.label), a.learned)));
     const pushedShared = pushes.length - state.snapshots.size;
@@ -338,7 +322,7 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
       state.absorbCooldown(account, family ?? null, c, t);
     }
     // Ended cooldowns leave the hash (the lift keeps any that a router extended meanwhile).
-    for (const field of ended) liftCooldown(field, t).catch(ignore);
+    for (const field of ended) merge.lift(field, t).catch(ignore);
     for (const [account, text] of Object.entries(limits)) {
       const learned = read(storeKeys.limits, account, text, 'a learned concurrency limit', (v) => limitOf(v, t));
       if (learned !== undefined) state.absorbLimit(account, learned ?? undefined);
@@ -380,7 +364,7 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
     const saved = state.learnedCosts.toSaved();
     const accounts = Object.keys(saved);
     if (accounts.length === 0) return Promise.resolve();
-    return Promise.all(accounts.map((account) => swapField(conn, storeKeys.learnedCosts, account, moreSamples(saved[account], now))));
+    return Promise.all(accounts.map((account) => merge.learners(account, saved[account])));
   };
   let beats = 0;
   const heartbeat = setInterval(() => {
@@ -425,36 +409,4 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
       if (conn.up) conn.publish({ k: 'i' });
     },
   };
-}
-
-/** The learners' merge: per window, the copy with more samples (`n`) wins. */
-function moreSamples(mine: SavedLearnedCosts[string], now: () => number): Merge<SavedLearnedCosts[string]> {
-  return {
-    what: 'learned costs',
-    read: (v) => learnersOf(v, now()),
-    next: (old) => {
-      const out = { ...mine };
-      for (const [k, w] of Object.entries(old ?? {})) if (!out[k] || w.n > out[k].n) out[k] = w;
-      return out;
-    },
-  };
-}
-
-function addCost(sum: Readonly<CostEstimate> | undefined, c: Readonly<CostEstimate>): CostEstimate {
-  return {
-    inputTokens: (sum?.inputTokens ?? 0) + c.inputTokens,
-    cacheReadTokens: (sum?.cacheReadTokens ?? 0) + c.cacheReadTokens,
-    cacheWriteTokens: (sum?.cacheWriteTokens ?? 0) + c.cacheWriteTokens,
-    outputTokens: (sum?.outputTokens ?? 0) + c.outputTokens,
-  };
-}
-
-/** Whether two views of the others' load are the same (so an unchanged gather signals no change). */
-function sameLoad(a: Map<string, RemoteLoad>, b: Map<string, RemoteLoad>): boolean {
-  if (a.size !== b.size) return false;
-  for (const [k, v] of a) {
-    const w = b.get(k);
-    if (!w || w.inflight !== v.inflight || JSON.stringify(w.reserved) !== JSON.stringify(v.reserved)) return false;
-  }
-  return true;
 }

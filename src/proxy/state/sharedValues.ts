@@ -15,6 +15,7 @@ import type { Cooldown, CooldownReason, QuotaSnapshot } from '../../quota/types'
 import type { SavedLearnedCosts, TokensByKind } from '../../quota/learnedCosts';
 import type { LearnedLimit } from '../../routing/concurrencyLimit';
 import type { CostEstimate } from '../../routing/costEstimate';
+import type { RemoteLoad } from './leases';
 
 /** How far ahead of this router's clock another router's "now" may be, ms. */
 const SKEW_MS = 5 * 60_000;
@@ -162,4 +163,24 @@ export function isEpochMs(v: unknown): v is number {
 /** Whether `v` names a session binding's key (a sticky-key hash). */
 export function isSessionHash(v: unknown): v is string {
   return typeof v === 'string' && /^[0-9a-f]{1,64}$/.test(v);
+}
+
+/** The sum of two token counts (a reservation and another). */
+export function addCost(sum: Readonly<CostEstimate> | undefined, c: Readonly<CostEstimate>): CostEstimate {
+  return {
+    inputTokens: (sum?.inputTokens ?? 0) + c.inputTokens,
+    cacheReadTokens: (sum?.cacheReadTokens ?? 0) + c.cacheReadTokens,
+    cacheWriteTokens: (sum?.cacheWriteTokens ?? 0) + c.cacheWriteTokens,
+    outputTokens: (sum?.outputTokens ?? 0) + c.outputTokens,
+  };
+}
+
+/** Whether two views of the others' load are the same (so an unchanged gather signals no change). */
+export function sameLoad(a: Map<string, RemoteLoad>, b: Map<string, RemoteLoad>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [k, v] of a) {
+    const w = b.get(k);
+    if (!w || w.inflight !== v.inflight || JSON.stringify(w.reserved) !== JSON.stringify(v.reserved)) return false;
+  }
+  return true;
 }

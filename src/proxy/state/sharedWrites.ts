@@ -6,6 +6,11 @@
  * unsigned or forged value never wins a merge: the next write of its owner replaces it.
  */
 import type { StoreConnection } from '../../store/connection';
+import { storeKeys } from '../../store/keys';
+import { mergeCooldown } from '../../quota/cooldown';
+import type { Cooldown, QuotaSnapshot } from '../../quota/types';
+import type { SavedLearnedCosts } from '../../quota/learnedCosts';
+import { bindingOf, cooldownOf, evidenceOf, learnersOf } from './sharedValues';
 
 /** How often a write is tried again when another router wrote the same value meanwhile. */
 const TRIES = 5;
@@ -73,4 +78,45 @@ export function readSigned<T>(conn: StoreConnection, name: string, raw: string |
   const value = merge.read(got.value);
   if (value === undefined) conn.refuse(merge.what, name, 'out of bounds (a shape or time no router writes)');
   return value;
+}
+
+/**
+ * The merges of the shared values (the rules of sharedState.ts's head), each reading with the clock `now` (epoch ms).
+ * Every one rejects as {@link swapField} does.
+ */
+export function sharedMerges(conn: StoreConnection, now: () => number) {
+  const cooldown = (v: unknown) => cooldownOf(v, now());
+  return {
+    /** An account's quota evidence, unless the stored one was observed later. */
+    evidence: (account: string, snap: QuotaSnapshot) =>
+      swapField(conn, storeKeys.evidence, account, {
+        what: 'quota evidence',
+        read: (v) => evidenceOf(v, now()),
+        next: (old) => (old && old.observedAtMs > snap.observedAtMs ? undefined : snap),
+      }),
+    /** A cooldown merged with the stored one (never shortened); resolves with the cooldown the store holds afterwards. */
+    cooldown: async (field: string, c: Cooldown): Promise<Cooldown> =>
+      (await swapField(conn, storeKeys.cooldowns, field, { what: 'a cooldown', read: cooldown, next: (old) => mergeCooldown(old, c) })).stored ?? c,
+    /** Lifts the cooldown of `field` unless a later-ending one was set meanwhile (by this router or another). */
+    lift: (field: string, untilMs: number) =>
+      swapField(conn, storeKeys.cooldowns, field, { what: 'a cooldown', read: cooldown, next: (old) => (old && old.untilMs > untilMs ? undefined : null) }),
+    /** A binding, unless the stored one was served later; its key expires `ttlMs` after that serving. */
+    binding: (session: string, account: string, at: number, ttlMs: number) =>
+      swapKey(conn, storeKeys.binding(session), ttlMs, {
+        what: 'a session binding',
+        read: (v) => bindingOf(v, now()),
+        next: (old) => (old && old.lastServedAtMs > at ? null : { account, lastServedAtMs: at }),
+      }),
+    /** An account's learners: per window, the copy with more samples (`n`) wins. */
+    learners: (account: string, mine: SavedLearnedCosts[string]) =>
+      swapField(conn, storeKeys.learnedCosts, account, {
+        what: 'learned costs',
+        read: (v) => learnersOf(v, now()),
+        next: (old) => {
+          const out = { ...mine };
+          for (const [k, w] of Object.entries(old ?? {})) if (!out[k] || w.n > out[k].n) out[k] = w;
+          return out;
+        },
+      }),
+  };
 }
