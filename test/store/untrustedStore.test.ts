@@ -5,7 +5,7 @@
  * up, `/status` answers 200 and requests are served; a rolled-back pair is refused after a restart.
  */
 import { strict as assert } from 'node:assert';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { request } from 'undici';
 import { isoTime } from '../../src/quota/time';
@@ -99,8 +99,14 @@ describe('shared pool: Redis is untrusted input (forged records, two routers)', 
     await pool.routers[1].proc.stop();
     const saved = readFileSync(path.join(pool.routers[1].stateDir, 'router-state.json'), 'utf8');
     assert.doesNotMatch(saved, /9000000000000000|4102444800000/, 'the forged evidence is not saved');
-    // Any stored date is written without throwing (a state file of an older version may hold one).
+    // Any stored date is written without throwing: a state file an older version saved with the forged reading.
     assert.equal(isoTime(9e15), null);
+    const file = path.join(pool.routers[1].stateDir, 'router-state.json');
+    const state = JSON.parse(saved) as { snapshots: Record<string, unknown> };
+    state.snapshots.a = { observedAtMs: 9e15, source: 'headers', session: { status: 'allowed', utilization: 0.1, resetAtMs: 9e15 }, scoped: {} };
+    writeFileSync(file, JSON.stringify(state));
+    await pool.routers[1].restart();
+    await assertServing(pool, 'with an impossible date in the saved state');
   });
 
   it('a forged cooldown until 2100 (written, published unsigned and with a forged signature) keeps no account out', async () => {
