@@ -142,7 +142,8 @@ export class StoreConnection extends EventEmitter {
           .then((ok) => {
             ready[part] = ok && conn.status === 'ready';
             update();
-          });
+          })
+          .catch((err: Error) => this.opts.log.warn(`state store: a listener of the connection failed (${err.message.split('\n')[0]})`));
       });
       conn.on('close', () => {
         ready[part] = false;
