@@ -20,7 +20,7 @@
  */
 import { Argument, Command, CommanderError, Option } from 'commander';
 import { version } from '../../package.json';
-import { streamLogger, type LogLevel } from '../proxy/log';
+import { logUnhandledRejections, streamLogger, type LogLevel } from '../proxy/log';
 import { DECISION_OUTCOMES } from '../routing/decision';
 import { SELECTION_REASONS } from '../routing/planner/types';
 import { startRouter } from './runtime';
@@ -275,6 +275,8 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 if (require.main === module) {
+  // A stray rejection (a store answer nobody waited for) is logged, never the end of a running router.
+  logUnhandledRejections(streamLogger((line) => process.stderr.write(line)));
   // A reader that stops early (`claude-router --help | head`) is no error of ours.
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
     if (err.code === 'EPIPE') process.exit(0);

@@ -31,5 +31,5 @@ export async function openSharedStore(config: ConfigInput, stateDir: string, loc
       `state store: created the key ${keyFile} (mode 0600) that tokens are sealed with in ${target.display}; copy this file to every other machine of the pool (to its <state-dir>/store.key, or the path its state-store-key-file names) before its router first uses the store`,
     );
   }
-  return openStore(target, key, local, { log, now, keySource: keyFile });
+  return openStore(target, key, local, { log, now, keySource: keyFile, versionsFile: path.join(stateDir, 'pool-versions.json') });
 }

@@ -25,6 +25,24 @@ export function streamLogger(write: (line: string) => void, level: LogLevel = 'i
   return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), debugEnabled: () => ORDER[level] <= ORDER.debug };
 }
 
+/**
+ * Logs a promise rejection nobody handled (a bug) as an error instead of letting Node end the
+ * process on it — the last resort of the CLI and the extension host. Only the error's name, the
+ * first line of its message and its first stack frame are logged.
+ * @returns a function that removes the handler
+ */
+export function logUnhandledRejections(log: Pick<Logger, 'error'>): () => void {
+  const handler = (reason: unknown) => {
+    const what =
+      reason instanceof Error
+        ? `${reason.name}: ${reason.message.split('\n')[0].slice(0, 300)}${reason.stack?.split('\n').find((l) => l.trim().startsWith('at ')) ?? ''}`
+        : typeof reason;
+    log.error(`an unhandled rejection, logged so the router keeps running (a bug; please report it): ${what}`);
+  };
+  process.on('unhandledRejection', handler);
+  return () => void process.off('unhandledRejection', handler);
+}
+
 /** A logger that drops everything (tests). */
 export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {}, debugEnabled: () => false };
 

@@ -88,3 +88,12 @@ export function parseRetryAfterMs(value: string | undefined, nowMs: number): num
   if (at === undefined || !Number.isFinite(nowMs)) return undefined;
   return Math.max(0, at - nowMs);
 }
+
+/**
+ * `ms` (epoch ms) as an ISO-8601 UTC string, or null when it is no date (absent, not finite, ≤ 0, or
+ * past the last date JavaScript can hold, 8.64e15): times read from elsewhere (a shared store, a
+ * saved state) are written without `Date#toISOString` ever throwing.
+ */
+export function isoTime(ms: number | undefined | null): string | null {
+  return ms === undefined || ms === null || !Number.isFinite(ms) || ms <= 0 || ms > MAX_EPOCH_MS ? null : new Date(ms).toISOString();
+}

@@ -12,7 +12,9 @@ import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { storeKeys } from './keys';
-import { BIND, GATHER_INFLIGHT, LIFT_COOLDOWN, MERGE_COOLDOWN, MORE_SAMPLES, NEWER_WINS, RELEASE_LOCK, WRITE_CREDENTIALS } from './scripts';
+import { GATHER_INFLIGHT, RELEASE_LOCK, SET_NOW, SWAP_FIELD, SWAP_KEY, WRITE_CREDENTIALS } from './scripts';
+import type { StoreKey } from './encryption';
+import { macKeyOf, signValue, verifyValue, type MacKey } from './signedValues';
 import type { StoreTarget } from '../config/storeUrl';
 
 /** What `/status`, the CLI's `status` and the status bar say of the store. */
@@ -36,17 +38,17 @@ export interface StoreMessage {
 
 /** The Lua scripts, as commands of the connection (scripts.ts holds what each does). */
 export interface StoreScripts {
-  crMergeCooldown(hash: string, field: string, json: string): Promise<string>;
-  crLiftCooldown(hash: string, field: string, untilMs: number): Promise<number>;
-  crNewerWins(hash: string, field: string, json: string, timeField: string): Promise<number>;
-  crBind(key: string, json: string, lastServedAtMs: number, ttlMs: number): Promise<number>;
+  crSwapField(hash: string, field: string, hadValue: '0' | '1', read: string, next: string): Promise<number>;
+  crSwapKey(key: string, hadValue: '0' | '1', read: string, next: string, ttlMs: number): Promise<number>;
+  crSetNow(key: string, value: string, ttlMs: number): Promise<number>;
   crGatherInflight(routers: string, prefix: string): Promise<string[]>;
   crReleaseLock(lock: string, owner: string): Promise<number>;
   crWriteCredentials(hash: string, expectedVersion: string, blob: string, by: string, atMs: number, print: string): Promise<number>;
-  crMoreSamples(hash: string, account: string, json: string): Promise<number>;
 }
 
 export interface ConnectionOptions {
+  /** The pool's key (store.key): the values and notifications this connection signs and verifies use a MAC key derived from it. */
+  key: StoreKey;
   log: { info(m: string): void; warn(m: string): void };
   now?: () => number;
   /** How long a command may take before it counts as failed, ms (default 2 000). */
@@ -55,15 +57,16 @@ export interface ConnectionOptions {
 
 /** Every script by its command name (StoreScripts). */
 const SCRIPTS: ReadonlyArray<[keyof StoreScripts, string]> = [
-  ['crMergeCooldown', MERGE_COOLDOWN],
-  ['crLiftCooldown', LIFT_COOLDOWN],
-  ['crNewerWins', NEWER_WINS],
-  ['crBind', BIND],
+  ['crSwapField', SWAP_FIELD],
+  ['crSwapKey', SWAP_KEY],
+  ['crSetNow', SET_NOW],
   ['crGatherInflight', GATHER_INFLIGHT],
   ['crReleaseLock', RELEASE_LOCK],
   ['crWriteCredentials', WRITE_CREDENTIALS],
-  ['crMoreSamples', MORE_SAMPLES],
 ];
+
+/** How many distinct refused values are remembered (each is logged once); past it, no more are logged. */
+const REFUSALS_LOGGED_MAX = 1_000;
 
 /** A failed reconciliation runs again after this long, doubling up to {@link RETRY_MAX_MS}, ms. */
 const RETRY_FIRST_MS = 500;
@@ -82,6 +85,9 @@ export class StoreConnection extends EventEmitter {
   private problem: string | null = null;
   private readonly now: () => number;
   private closed = false;
+  private readonly mac: MacKey;
+  /** What was refused already (kind and key name): each is logged once. */
+  private readonly refusals = new Set<string>();
 
   constructor(
     readonly target: StoreTarget,
@@ -89,6 +95,7 @@ export class StoreConnection extends EventEmitter {
   ) {
     super();
     this.now = opts.now ?? Date.now;
+    this.mac = macKeyOf(opts.key);
     this.sinceMs = this.now();
     const base = {
       host: target.host,
@@ -107,7 +114,7 @@ export class StoreConnection extends EventEmitter {
       ...base,
       enableAutoPipelining: true,
       // A new binding leaves in the same tick, before the answer that made it: the session's next request may come through another router at once.
-      autoPipeliningIgnoredCommands: ['crBind'],
+      autoPipeliningIgnoredCommands: ['crSetNow'],
       commandTimeout: opts.commandTimeoutMs ?? 2_000,
     }) as Redis & StoreScripts;
     // The subscriber queues its SUBSCRIBE until connected (and ioredis re-subscribes after a reconnection).
@@ -135,7 +142,8 @@ export class StoreConnection extends EventEmitter {
           .then((ok) => {
             ready[part] = ok && conn.status === 'ready';
             update();
-          });
+          })
+          .catch((err: Error) => this.opts.log.warn(`state store: a listener of the connection failed (${err.message.split('\n')[0]})`));
       });
       conn.on('close', () => {
         ready[part] = false;
@@ -220,10 +228,45 @@ export class StoreConnection extends EventEmitter {
     };
   }
 
-  /** Sends a change notification to the other routers of the pool (nothing while unreachable). */
+  /** Sends a change notification to the other routers of the pool, signed (nothing while unreachable). */
   publish(message: Omit<StoreMessage, 'r'>): void {
     if (!this.up) return;
-    this.redis.publish(storeKeys.channel, JSON.stringify({ ...message, r: this.routerId })).catch(() => undefined);
+    this.redis.publish(storeKeys.channel, signValue(this.mac, storeKeys.channel, this.routerId, JSON.stringify(message))).catch(() => undefined);
+  }
+
+  /** `value` as JSON signed by this router for the key `name` (what {@link verified} accepts). */
+  signed(name: string, value: unknown): string {
+    return signValue(this.mac, name, this.routerId, JSON.stringify(value));
+  }
+
+  /**
+   * The value a router of the pool signed for the key `name`, parsed; undefined for no text, and for a
+   * text that is unsigned, not authentic or no JSON (logged once per `what` and key: `what` names the
+   * kind, e.g. "quota evidence"). Never throws.
+   */
+  verified(name: string, text: string | null | undefined, what: string): { sender: string; value: unknown } | undefined {
+    if (typeof text !== 'string') return undefined;
+    const v = verifyValue(this.mac, name, text);
+    if (!v.ok)
+      return this.refuse(
+        what,
+        name,
+        v.why === 'unsigned' ? 'unsigned (an older router, or someone without the pool key)' : 'not authentic (altered, or written without the pool key)',
+      );
+    try {
+      return { sender: v.sender, value: JSON.parse(v.json) as unknown };
+    } catch {
+      return this.refuse(what, name, 'signed but no JSON');
+    }
+  }
+
+  /** Logs once per `what` and key that a value of the store was ignored, and why (never the value). @returns undefined */
+  refuse(what: string, name: string, why: string): undefined {
+    const seen = `${what}\0${name}`;
+    if (this.refusals.has(seen) || this.refusals.size >= REFUSALS_LOGGED_MAX) return undefined;
+    this.refusals.add(seen);
+    this.opts.log.warn(`state store: ignored ${what} in ${name}: ${why}`);
+    return undefined;
   }
 
   /** Closes both connections. */
@@ -235,14 +278,17 @@ export class StoreConnection extends EventEmitter {
   }
 
   private onMessage(text: string): void {
-    let message: StoreMessage;
+    const got = this.verified(storeKeys.channel, text, 'a change notification');
+    if (!got || got.sender === this.routerId) return;
+    const message = got.value as StoreMessage;
+    if (typeof message !== 'object' || message === null || Array.isArray(message) || typeof message.k !== 'string') return;
+    message.r = got.sender;
     try {
-      message = JSON.parse(text) as StoreMessage;
-    } catch {
-      return;
+      this.emit('message', message);
+    } catch (err) {
+      // A listener that failed on a notification must not end the process (this runs in the Redis client's event).
+      this.opts.log.warn(`state store: a change notification of kind ${JSON.stringify(message.k.slice(0, 8))} could not be applied (${(err as Error).message.split('\n')[0]})`);
     }
-    if (!message || typeof message.k !== 'string' || message.r === this.routerId) return;
-    this.emit('message', message);
   }
 
   private setState(state: StoreStatus['state'], reason: string): void {

@@ -19,14 +19,19 @@ export interface SharedStore {
 /**
  * Connects to `target` (waiting up to 3 s: an unreachable store is retried in the background while
  * the router serves from `local`) and opens the credentials sealed with `key` over `local`.
- * @param keySource where the key comes from, for messages (a key file's path, "the key in SecretStorage")
+ * @param opts.keySource where the key comes from, for messages (a key file's path, "the key in SecretStorage"); `opts.versionsFile`: where the newest pair versions seen are kept (pairVersions.ts)
  */
-export async function openSharedStore(target: StoreTarget, key: StoreKey, local: CredentialStore, opts: ConnectionOptions & { keySource: string }): Promise<SharedStore> {
+export async function openSharedStore(
+  target: StoreTarget,
+  key: StoreKey,
+  local: CredentialStore,
+  opts: Omit<ConnectionOptions, 'key'> & { keySource: string; versionsFile?: string },
+): Promise<SharedStore> {
   // Loaded only here: a router without a shared pool never loads the Redis client (ioredis and its dependencies).
   const { StoreConnection } = await import('./connection');
-  const connection = new StoreConnection(target, opts);
+  const connection = new StoreConnection(target, { ...opts, key });
   await connection.start();
-  const credentials = new SharedCredentialStore(local, connection, key, { log: opts.log, keySource: opts.keySource, now: opts.now });
+  const credentials = new SharedCredentialStore(local, connection, key, { log: opts.log, keySource: opts.keySource, now: opts.now, versionsFile: opts.versionsFile });
   await credentials.reconcile();
   return {
     connection,

@@ -4,63 +4,35 @@
  */
 
 /**
- * Cooldown merge, the rule of `mergeCooldown` (src/quota/cooldown.ts): the later `untilMs` wins
- * with its reason and windows; `setAtMs` is the later of the two. Never shortens one.
- * KEYS[1] hash, ARGV[1] field, ARGV[2] cooldown JSON. Returns the stored JSON.
+ * Compare-and-set of a hash field: the routers merge a shared value themselves (only they can check
+ * its signature, src/store/signedValues.ts) and write the result only when the field still holds what
+ * they read. KEYS[1] hash, ARGV[1] field, ARGV[2] '1' when a value was read ('0': absent), ARGV[3]
+ * the value read, ARGV[4] the new value ('' deletes the field). Returns 1 when done, 0 when the field changed meanwhile.
  */
-export const MERGE_COOLDOWN = `
-local nxt = cjson.decode(ARGV[2])
+export const SWAP_FIELD = `
 local old = redis.call('HGET', KEYS[1], ARGV[1])
-if old then
-  local o = cjson.decode(old)
-  local setAt = math.max(o.setAtMs, nxt.setAtMs)
-  if not (nxt.untilMs > o.untilMs) then
-    if o.setAtMs >= nxt.setAtMs then return old end
-    nxt = o
-  end
-  nxt.setAtMs = setAt
-end
-local out = cjson.encode(nxt)
-redis.call('HSET', KEYS[1], ARGV[1], out)
-return out
-`;
-
-/**
- * Lifts a cooldown unless a later-ending one was set meanwhile (by this router or another).
- * KEYS[1] hash, ARGV[1] field, ARGV[2] the lifted cooldown's untilMs. Returns 1 when deleted.
- */
-export const LIFT_COOLDOWN = `
-local old = redis.call('HGET', KEYS[1], ARGV[1])
-if not old then return 0 end
-if cjson.decode(old).untilMs > tonumber(ARGV[2]) then return 0 end
-redis.call('HDEL', KEYS[1], ARGV[1])
+if (ARGV[2] == '1' and old ~= ARGV[3]) or (ARGV[2] == '0' and old) then return 0 end
+if ARGV[4] == '' then redis.call('HDEL', KEYS[1], ARGV[1]) else redis.call('HSET', KEYS[1], ARGV[1], ARGV[4]) end
 return 1
 `;
 
 /**
- * Writes a JSON value to a hash field unless the stored one is newer by `ARGV[3]`'s field.
- * KEYS[1] hash, ARGV[1] field, ARGV[2] JSON, ARGV[3] the name of its epoch-ms field. Returns 1 when written.
+ * Compare-and-set of a key, as {@link SWAP_FIELD}: KEYS[1] key, ARGV[1] '1' when a value was read,
+ * ARGV[2] the value read, ARGV[3] the new value, ARGV[4] its time to live, ms. Returns 1 when written, 0 when it changed meanwhile.
  */
-export const NEWER_WINS = `
-local old = redis.call('HGET', KEYS[1], ARGV[1])
-if old then
-  local o = cjson.decode(old)
-  local n = cjson.decode(ARGV[2])
-  local ot = o[ARGV[3]]
-  if type(ot) == 'number' and ot > n[ARGV[3]] then return 0 end
-end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-return 1
-`;
-
-/**
- * A binding, unless the stored one was served later; its key expires after the idle TTL counted
- * from that serving. KEYS[1] key, ARGV[1] JSON, ARGV[2] lastServedAtMs, ARGV[3] TTL ms. Returns 1 when written.
- */
-export const BIND = `
+export const SWAP_KEY = `
 local old = redis.call('GET', KEYS[1])
-if old and cjson.decode(old).lastServedAtMs > tonumber(ARGV[2]) then return 0 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
+if (ARGV[1] == '1' and old ~= ARGV[2]) or (ARGV[1] == '0' and old) then return 0 end
+redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4])
+return 1
+`;
+
+/**
+ * Sets a key with a time to live, as its own command (not auto-pipelined: it leaves in the tick it is
+ * sent). KEYS[1] key, ARGV[1] value, ARGV[2] time to live, ms. Returns 1.
+ */
+export const SET_NOW = `
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 1
 `;
 
@@ -109,21 +81,4 @@ local seen = redis.call('HGET', KEYS[1], 'seen') or ''
 seen = string.sub(ARGV[5] .. seen, 1, ${PAIR_PRINT_CHARS * PAIR_PRINTS_KEPT})
 redis.call('HSET', KEYS[1], 'v', nv, 'blob', ARGV[2], 'by', ARGV[3], 'at', ARGV[4], 'seen', seen)
 return nv
-`;
-
-/**
- * An account's learners (src/quota/learnedCosts.ts), window by window: the pool keeps, per window, the
- * copy with more samples (`n`). KEYS[1] hash, ARGV[1] account, ARGV[2] its windows' JSON. Returns 1.
- */
-export const MORE_SAMPLES = `
-local old = redis.call('HGET', KEYS[1], ARGV[1])
-local nxt = cjson.decode(ARGV[2])
-if old then
-  local o = cjson.decode(old)
-  for k, w in pairs(o) do
-    if nxt[k] == nil or (type(w) == 'table' and type(nxt[k]) == 'table' and w.n > nxt[k].n) then nxt[k] = w end
-  end
-end
-redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(nxt))
-return 1
 `;

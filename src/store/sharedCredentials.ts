@@ -13,7 +13,8 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { RefreshError } from '../accounts/oauth';
 import type { CredentialStore, Credentials } from '../accounts/types';
 import type { StoreConnection, StoreMessage } from './connection';
-import { keyCheck, open, seal, type StoreKey } from './encryption';
+import { keyCheck, open, type StoreKey } from './encryption';
+import { openPair, PairVersions, sealPair } from './pairVersions';
 import { storeKeys } from './keys';
 import { PAIR_PRINT_CHARS } from './scripts';
 
@@ -34,6 +35,8 @@ export interface SharedCredentialOptions {
   /** Where this machine's key comes from, for messages (e.g. the key file's path). */
   keySource: string;
   now?: () => number;
+  /** Where the newest version seen of each account's pair is kept (pairVersions.ts), e.g. `<state-dir>/pool-versions.json`; undefined: in memory. */
+  versionsFile?: string;
 }
 
 /** What this router last saw of an account's record in Redis. */
@@ -60,6 +63,10 @@ export class SharedCredentialStore implements CredentialStore {
   private readonly now: () => number;
   private readonly changeListeners = new Set<(label: string) => void>();
   private readonly reconciling: { now(): Promise<void>; stop(): void };
+  /** The newest version of each account's pair this router has seen: an older one in the pool is refused. */
+  private readonly versions: PairVersions;
+  /** `label NUL version` of the older pairs refused so far (each is logged once). */
+  private readonly refusedOlder = new Set<string>();
 
   /**
    * @param local this machine's store: the copy served from while Redis is unreachable
@@ -72,6 +79,7 @@ export class SharedCredentialStore implements CredentialStore {
     private readonly opts: SharedCredentialOptions,
   ) {
     this.now = opts.now ?? Date.now;
+    this.versions = new PairVersions(opts.versionsFile, opts.log);
     conn.on('message', this.onMessage);
     this.reconciling = conn.reconcileOnUp('reconciling the shared credentials', () => this.reconcileOnce());
   }
@@ -93,10 +101,7 @@ export class SharedCredentialStore implements CredentialStore {
 
   private async reconcileOnce(): Promise<void> {
     if (!this.conn.up) return;
-    const check = keyCheck(this.key);
-    await this.conn.redis.set(storeKeys.keyCheck, check, 'NX');
-    this.keyMismatch = (await this.conn.redis.get(storeKeys.keyCheck)) !== check;
-    if (this.keyMismatch) return this.mismatch(`the pool's tokens are sealed with another key than ${this.opts.keySource}`);
+    if (!(await this.checkKey())) return;
     this.conn.setProblem(null);
     let failed: Error | undefined;
     // The pairs written meanwhile, and those this router stored last (an empty Redis that came back gets them from their owner).
@@ -109,6 +114,55 @@ export class SharedCredentialStore implements CredentialStore {
       });
     }
     if (failed) throw failed;
+  }
+
+  /**
+   * Whether this machine's key is the pool's: the key check in Redis (keyCheck: an HMAC of the key)
+   * is this key's, or — when it is not — a sealed pair of the pool opens with this key, which proves
+   * the check record was not written with the pool's key (it is rewritten). Turns the sharing of
+   * credentials off, saying which, otherwise.
+   */
+  private async checkKey(): Promise<boolean> {
+    const check = keyCheck(this.key);
+    const redis = this.conn.redis;
+    await redis.set(storeKeys.keyCheck, check, 'NX');
+    const stored = await redis.get(storeKeys.keyCheck);
+    this.keyMismatch = stored !== check;
+    if (!this.keyMismatch) return true;
+    const proof = await this.poolPairsOpen();
+    if (proof === 'open') {
+      this.keyMismatch = false;
+      await redis.set(storeKeys.keyCheck, check);
+      this.opts.log.warn(
+        `state store: the key check record in Redis (${storeKeys.keyCheck}) is not authentic: it was not written with the pool's key (${this.opts.keySource} opens the pool's tokens), so someone with write access to Redis altered it; this router rewrote it and keeps sharing credentials (docs/security.md#the-shared-store)`,
+      );
+      return true;
+    }
+    if (proof === 'closed') this.mismatch(`the pool's tokens are sealed with another key than ${this.opts.keySource}`);
+    else
+      this.mismatch(
+        `the key check record in Redis (${storeKeys.keyCheck}) does not match ${this.opts.keySource}, and the pool holds no token to tell whether the pool uses another key or the record is not authentic (altered by someone without the key; then delete it)`,
+      );
+    return false;
+  }
+
+  /** Whether the pool's sealed pairs open with this key: `open` when one does, `closed` when some exist and none does, `none` without any. */
+  private async poolPairsOpen(): Promise<'open' | 'closed' | 'none'> {
+    const prefix = storeKeys.credentials('');
+    const [, keys] = await this.conn.redis.scan('0', 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    let found = false;
+    for (const key of keys.slice(0, 20)) {
+      const blob = await this.conn.redis.hget(key, 'blob');
+      if (!blob) continue;
+      found = true;
+      try {
+        open(this.key, blob, key);
+        return 'open';
+      } catch {
+        /* another key's, or no sealed pair */
+      }
+    }
+    return found ? 'closed' : 'none';
   }
 
   async get(label: string): Promise<Credentials | undefined> {
@@ -274,8 +328,20 @@ export class SharedCredentialStore implements CredentialStore {
   private async sync(label: string): Promise<Credentials | undefined> {
     const key = storeKeys.credentials(label);
     const rec = await this.conn.redis.hgetall(key);
-    const stored = rec.blob ? this.unseal(label, rec.blob) : undefined;
-    if (stored) this.seen.set(label, { version: rec.v, by: rec.by });
+    const opened = rec.blob ? this.unseal(label, rec.blob) : undefined;
+    if (opened && opened.version < this.versions.get(label)) {
+      // Older than a pair this router has seen: a blob written back (rolled back). Never adopted, never over the local copy.
+      this.refuseOlder(label, opened.version);
+      if (!this.dirty.has(label)) {
+        this.refuseStaleUnderLock(label);
+        return this.local.get(label);
+      }
+    }
+    const stored = opened && opened.version >= this.versions.get(label) ? opened.creds : undefined;
+    if (stored) {
+      this.seen.set(label, { version: rec.v, by: rec.by });
+      this.versions.note(label, opened!.version);
+    }
     if (this.dirty.has(label) || !stored) {
       const mine = await this.local.get(label);
       if (mine && !stored && !this.dirty.has(label) && this.ownerMayReturn(label)) {
@@ -289,10 +355,12 @@ export class SharedCredentialStore implements CredentialStore {
         return mine;
       }
       if (mine) {
-        const version = await this.conn.redis.crWriteCredentials(key, rec.v ?? '', seal(this.key, JSON.stringify(mine), key), this.conn.routerId, this.now(), this.print(mine));
+        const sealedAt = this.nextVersion(label, rec.v);
+        const version = await this.conn.redis.crWriteCredentials(key, rec.v ?? '', sealPair(this.key, mine, sealedAt, key), this.conn.routerId, this.now(), this.print(mine));
         this.dirty.delete(label);
         if (version >= 0) {
           this.seen.set(label, { version: String(version), by: this.conn.routerId });
+          this.versions.note(label, sealedAt);
           this.noteLocal(label, mine);
           this.conn.publish({ k: 't', a: label });
           return mine;
@@ -342,12 +410,14 @@ export class SharedCredentialStore implements CredentialStore {
   /** Writes a pair over whatever the pool holds (a refresh under the lock, or a sign-in), and tells the others. */
   private async write(label: string, credentials: Credentials): Promise<void> {
     const key = storeKeys.credentials(label);
-    const blob = seal(this.key, JSON.stringify(credentials), key);
     for (let tries = 0; ; tries++) {
       const current = (await this.conn.redis.hget(key, 'v')) ?? '';
+      const sealedAt = this.nextVersion(label, current);
+      const blob = sealPair(this.key, credentials, sealedAt, key);
       const version = await this.conn.redis.crWriteCredentials(key, current, blob, this.conn.routerId, this.now(), this.print(credentials));
       if (version >= 0) {
         this.seen.set(label, { version: String(version), by: this.conn.routerId });
+        this.versions.note(label, sealedAt);
         this.dirty.delete(label);
         this.conn.publish({ k: 't', a: label });
         return;
@@ -356,9 +426,28 @@ export class SharedCredentialStore implements CredentialStore {
     }
   }
 
-  private unseal(label: string, blob: string): Credentials {
+  /**
+   * The version a new pair of `label` is sealed at: after the hash's `v` (which Redis alone could lower)
+   * and after every version this router has seen, so no router that saw the old pair refuses it.
+   */
+  private nextVersion(label: string, stored: string | undefined): number {
+    const v = Number(stored || 0);
+    return Math.max(Number.isSafeInteger(v) ? v + 1 : 1, this.versions.get(label) + 1);
+  }
+
+  /** Says once per account and version that the pool's pair was refused as older than one seen. */
+  private refuseOlder(label: string, version: number): void {
+    const key = `${label}\0${version}`;
+    if (this.refusedOlder.has(key)) return;
+    this.refusedOlder.add(key);
+    this.opts.log.warn(
+      `state store: refused the pool's pair of "${label}": it is version ${version}, older than version ${this.versions.get(label)} this router has seen (an old pair written back into Redis); this router keeps its own copy and never sends that pair's refresh token`,
+    );
+  }
+
+  private unseal(label: string, blob: string): { creds: Credentials; version: number } {
     try {
-      return JSON.parse(open(this.key, blob, storeKeys.credentials(label))) as Credentials;
+      return openPair(this.key, blob, storeKeys.credentials(label));
     } catch (err) {
       throw new SealError(`the pair of "${label}" in the pool cannot be opened with ${this.opts.keySource} (${(err as Error).message})`);
     }

@@ -9,6 +9,7 @@ import { registerAccountCommands } from './accountCommands';
 import { registerCooldownCommand } from './cooldownCommand';
 import { AlertController } from './alerts';
 import { channelLogger } from './log';
+import { logUnhandledRejections } from '../proxy/log';
 import { RouterModel } from './routerModel';
 import { RouterService } from './routerService';
 import { SettingsService } from './settings';
@@ -37,6 +38,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<Claude
   const channel = vscode.window.createOutputChannel('Claude Router', { log: true });
   context.subscriptions.push(channel);
   const log = channelLogger(channel);
+  // Last resort: a stray rejection of the router is logged to its channel; the extension host goes on (nothing here exits).
+  const stopLogging = logUnhandledRejections(log);
+  context.subscriptions.push({ dispose: stopLogging });
 
   const settings = new SettingsService();
   context.subscriptions.push(settings);

@@ -316,7 +316,9 @@ export class RouterService {
       sources = first.sources;
     }
     const storeUrl = this.settings.host.stateStore;
-    this.pool = storeUrl ? await openSharedStore(storeUrl, this.context.secrets, this.store, this.log) : undefined;
+    this.pool = storeUrl
+      ? await openSharedStore(storeUrl, this.context.secrets, this.store, this.log, path.join(this.context.globalStorageUri.fsPath, 'pool-versions.json'))
+      : undefined;
     const pool = this.pool;
     const router = await createRouter({
       config,

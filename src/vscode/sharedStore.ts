@@ -19,9 +19,10 @@ export const STORE_PASSWORD_SECRET = 'claudeRouter.stateStore.password';
 
 /**
  * Connects to `url` with the password and key from SecretStorage (the key created when missing).
+ * @param versionsFile where the newest pair versions seen are kept (the extension's global storage)
  * @throws Error naming `claudeRouter.stateStore` when the URL is not a redis:// or rediss:// one
  */
-export async function openSharedStore(url: string, secrets: vscode.SecretStorage, local: CredentialStore, log: Logger): Promise<SharedStore> {
+export async function openSharedStore(url: string, secrets: vscode.SecretStorage, local: CredentialStore, log: Logger, versionsFile?: string): Promise<SharedStore> {
   const target = parseStoreUrl(url);
   const password = await secrets.get(STORE_PASSWORD_SECRET);
   if (password) target.password = password;
@@ -36,7 +37,7 @@ export async function openSharedStore(url: string, secrets: vscode.SecretStorage
     );
   }
   const key = keyFromText(keyText, 'the state-store key in SecretStorage');
-  return openStore(target, key, local, { log, keySource: 'the key in SecretStorage (Import State Store Key)' });
+  return openStore(target, key, local, { log, keySource: 'the key in SecretStorage (Import State Store Key)', versionsFile });
 }
 
 /** Registers the store's commands (key export and import, password). */

@@ -12,6 +12,9 @@ import { parseStoreUrl } from '../../src/config/storeUrl';
 import { redisForSuite } from '../support/redisSuite';
 import { until } from '../support/sharedPool';
 
+/** The pool's key, the same for every router of the test. */
+const KEY = Buffer.alloc(32, 5);
+
 const quiet = { info: () => undefined, warn: () => undefined };
 const TOKENS = { inputTokens: 1_000, cacheReadTokens: 10_000, cacheWriteTokens: 0, outputTokens: 500 };
 
@@ -21,7 +24,7 @@ describe('shared pool: learned costs', function () {
 
   /** A router's state sharing through the store. */
   async function router(): Promise<{ state: RouterState; shared: SharedState }> {
-    const conn = new StoreConnection(parseStoreUrl(suite.server().url), { log: quiet });
+    const conn = new StoreConnection(parseStoreUrl(suite.server().url), { log: quiet, key: KEY });
     await conn.start();
     const state = new RouterState(3_600_000);
     const shared = shareState(state, conn, { log: quiet });

@@ -34,7 +34,7 @@ export function redisForSuite(): RedisSuite {
 
 /** A router's shared credentials on the suite's redis-server, over `local` (its copy), with the pool's `key`; closed after the test. */
 export async function sharedCredentialsOn(suite: RedisSuite, local: CredentialStore, key: StoreKey): Promise<SharedCredentialStore> {
-  const conn = new StoreConnection(parseStoreUrl(suite.server().url), { log: quiet });
+  const conn = new StoreConnection(parseStoreUrl(suite.server().url), { log: quiet, key });
   await conn.start();
   const shared = new SharedCredentialStore(local, conn, key, { log: quiet, keySource: 'the test key' });
   await shared.reconcile();

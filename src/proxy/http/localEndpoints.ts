@@ -9,6 +9,7 @@
  * requests and tokens over time: usageHistory.ts), `GET /events` (a change stream) and
  * `POST /accounts/<label>/reset-cooldown` (a person's "Reset Cooldown").
  */
+import { isoTime } from '../../quota/time';
 import type { ServerResponse } from 'node:http';
 import { endChangeStream, openChangeStream, sendAnthropicError, sendChanged, sendJson, sendOk } from '../relay/clientAnswer';
 import type { RequestContext, RouterServices } from '../pipeline/context';
@@ -71,7 +72,7 @@ export interface ResetCooldownAnswer {
 export function resetAccountCooldown(s: RouterServices, label: string): ResetCooldownAnswer | undefined {
   if (!s.live.accountsByLabel.has(label)) return undefined;
   const r = s.state.resetCooldown(label);
-  const until = r.cooldown && r.cooldown.untilMs > s.now() ? new Date(r.cooldown.untilMs).toISOString() : null;
+  const until = r.cooldown && r.cooldown.untilMs > s.now() ? isoTime(r.cooldown.untilMs) : null;
   s.log.info(
     `cooldown ${label}: reset by the user${r.cooldown ? ` (was ${r.cooldown.reason}${until ? ` until ${until}` : ''})` : ''}${r.scopedFamilies.length ? `; model-scoped: ${r.scopedFamilies.join(', ')}` : ''}`,
   );

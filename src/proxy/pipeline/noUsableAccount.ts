@@ -6,6 +6,7 @@
  * after Anthropic's own trouble (529 overloaded, 5xx), the status of that
  * trouble: it is not a rate limit of the user's.
  */
+import { isoTime } from '../../quota/time';
 import { formatDuration } from '../../quota/duration';
 import { recoveriesByTime, type Recovery, type RecoveryInput } from '../../routing/recovery';
 
@@ -45,7 +46,7 @@ export function noUsableAccountAnswer(accounts: readonly RecoveryInput[], now: n
     return { status: 429, type: 'rate_limit_error', retryAfterS: 60, windowHeaders: {}, message: `Claude Router: no usable account. ${why}` };
   }
   const retryAfterS = Math.max(1, Math.ceil((first.atMs - now) / 1000));
-  const when = new Date(first.atMs).toISOString();
+  const when = isoTime(first.atMs) ?? 'an unknown time';
   const upstreamTrouble = first.cooldownReason === 'overloaded' || first.cooldownReason === 'server_error';
   if (upstreamTrouble) {
     // Claude Code retries 529 and 5xx with backoff and shows them as Anthropic's trouble, which

@@ -12,6 +12,10 @@
  * evidence; the learners themselves go to the store every 30 s for routers that join later).
  * Decision logs stay local.
  *
+ * Redis is untrusted input: every value and notification is signed with the pool's key and checked
+ * against its shape and bounds (sharedValues.ts) before it is folded in; the merges run here, as
+ * compare-and-set (sharedWrites.ts), so a value that is not the pool's never wins one.
+ *
  * Redis unreachable: nothing here waits for it; the others' in-flight counts are dropped (they
  * cannot be kept current); at every (re)connection this router pushes its state (merged by the
  * same rules) and pulls the pool's.
@@ -21,10 +25,12 @@ import { storeKeys } from '../../store/keys';
 import type { CostEstimate } from '../../routing/costEstimate';
 import type { LearnedLimit } from '../../routing/concurrencyLimit';
 import type { Cooldown, QuotaSnapshot } from '../../quota/types';
-import type { SavedLearnedCosts, TokensByKind } from '../../quota/learnedCosts';
+import type { TokensByKind } from '../../quota/learnedCosts';
 import type { RemoteLoad } from './leases';
 import type { StateMirror } from './mirror';
 import type { RouterState } from './routerState';
+import { addCost, bindingOf, cooldownOf, evidenceOf, inflightOf, isEpochMs, isSessionHash, labelSchema, learnersOf, limitOf, sameLoad, tokensOf } from './sharedValues';
+import { fieldName, readSigned, sharedMerges } from './sharedWrites';
 
 /** How long a router's in-flight record lives unless renewed, ms: a killed router's leases are gone this long after its last renewal. */
 export const INFLIGHT_TTL_MS = 10_000;
@@ -67,6 +73,7 @@ function cooldownField(account: string, family: string | null): string {
 export function shareState(state: RouterState, conn: StoreConnection, opts: ShareOptions): SharedState {
   const now = opts.now ?? Date.now;
   const redis = conn.redis;
+  const merge = sharedMerges(conn, now);
   const ignore = () => undefined;
   /** Sessions re-bound to the same account since the last flush: session → [account, lastServedAtMs]. */
   const bindings = new Map<string, [string, number]>();
@@ -90,13 +97,11 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
     }
     served.clear();
     for (const [account, snap] of evidence) {
-      const json = JSON.stringify(snap);
-      redis.crNewerWins(storeKeys.evidence, account, json, 'observedAtMs').catch(ignore);
+      merge.evidence(account, snap).catch(ignore);
       conn.publish({ k: 'e', a: account, v: snap });
     }
     evidence.clear();
-    const ttl = state.affinity.idleTtl;
-    for (const [session, [account, at]] of bindings) redis.crBind(storeKeys.binding(session), JSON.stringify({ account, lastServedAtMs: at }), at, ttl).catch(ignore);
+    for (const [session, [account, at]] of bindings) merge.binding(session, account, at, state.affinity.idleTtl).catch(ignore);
     bindings.clear();
     if (inflightDirty) writeInflight();
   };
@@ -110,7 +115,8 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
     if (!conn.up) return;
     const mine: Record<string, [number, CostEstimate | null]> = {};
     for (const [account, n, reserved] of state.leases.local()) mine[account] = [n, reserved ?? null]; // local() hands out copies
-    redis.set(storeKeys.inflight(conn.routerId), JSON.stringify(mine), 'PX', INFLIGHT_TTL_MS).catch(ignore);
+    const key = storeKeys.inflight(conn.routerId);
+    redis.set(key, conn.signed(key, mine), 'PX', INFLIGHT_TTL_MS).catch(ignore);
     redis.sadd(storeKeys.routers, conn.routerId).catch(ignore);
     conn.publish({ k: 'i' });
   };
@@ -132,7 +138,12 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
         const remote = new Map<string, RemoteLoad>();
         for (let i = 0; i + 1 < flat.length; i += 2) {
           if (flat[i] === conn.routerId) continue;
-          for (const [account, [n, reserved]] of Object.entries(parseJson<Record<string, [number, CostEstimate | null]>>(flat[i + 1]) ?? {})) {
+          const key = storeKeys.inflight(flat[i]);
+          const got = conn.verified(key, flat[i + 1], 'an in-flight record');
+          // Signed by the router it names, and a record of that shape: anything else counts nothing.
+          const record = got && (got.sender === flat[i] ? inflightOf(got.value) : undefined);
+          if (got && !record) conn.refuse('an in-flight record', key, 'out of bounds, or signed by another router');
+          for (const [account, [n, reserved]] of Object.entries(record ?? {})) {
             const sum = remote.get(account) ?? { inflight: 0, reserved: undefined };
             sum.inflight += n;
             if (reserved) sum.reserved = addCost(sum.reserved, reserved);
@@ -148,11 +159,13 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
     return gathering;
   };
   let lastRemote = new Map<string, RemoteLoad>();
+  /** A gather that failed past the store's own errors (a bug): logged, never an unhandled rejection. */
+  const gatherFailed = (err: unknown) => opts.log.warn(`state store: reading the other routers' in-flight records failed (${(err as Error)?.message?.split('\n')[0]})`);
   let gatherTimer: NodeJS.Timeout | undefined;
   const gatherSoon = () => {
     gatherTimer ??= setTimeout(() => {
       gatherTimer = undefined;
-      void gather();
+      gather().catch(gatherFailed);
     }, FLUSH_MS);
     gatherTimer.unref?.();
   };
@@ -164,14 +177,14 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
     },
     cooldown: (account, family, merged) => {
       if (!conn.up) return;
-      redis
-        .crMergeCooldown(storeKeys.cooldowns, cooldownField(account, family), JSON.stringify(merged))
-        .then((stored) => conn.publish({ k: 'c', a: account, f: family, c: parseJson<Cooldown>(stored) ?? merged }))
+      merge
+        .cooldown(cooldownField(account, family), merged)
+        .then((stored) => conn.publish({ k: 'c', a: account, f: family, c: stored }))
         .catch(ignore);
     },
     lifted: (account, family, cooldown) => {
       if (!conn.up) return;
-      redis.crLiftCooldown(storeKeys.cooldowns, cooldownField(account, family), cooldown.untilMs).catch(ignore);
+      merge.lift(cooldownField(account, family), cooldown.untilMs).catch(ignore);
       conn.publish({ k: 'x', a: account, f: family, u: cooldown.untilMs });
     },
     reset: (account) => {
@@ -193,7 +206,9 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
         // A new or moved binding goes at once (in this tick's pipeline): the session's next request may come through another router.
         bindings.delete(session);
         if (!conn.up) return;
-        redis.crBind(storeKeys.binding(session), JSON.stringify({ account, lastServedAtMs: at }), at, state.affinity.idleTtl).catch(ignore);
+        // Served just now: it needs no merge (a compare-and-set would cost the round trip of its read first).
+        const key = storeKeys.binding(session);
+        redis.crSetNow(key, conn.signed(key, { account, lastServedAtMs: at }), state.affinity.idleTtl).catch(ignore);
         conn.publish({ k: 'b', s: session, a: account, t: at });
         return;
       }
@@ -203,7 +218,7 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
     },
     limit: (account, learned) => {
       if (!conn.up) return;
-      redis.hset(storeKeys.limits, account, JSON.stringify(learned ?? null)).catch(ignore);
+      redis.hset(storeKeys.limits, account, conn.signed(fieldName(storeKeys.limits, account), learned ?? null)).catch(ignore);
       conn.publish({ k: 'l', a: account, v: learned ?? null });
     },
     inflight: () => {
@@ -218,33 +233,36 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
     },
   };
 
+  /** Another router's notification, folded in when its fields are within bounds (the connection checked its signature). */
   const onMessage = (m: StoreMessage) => {
-    const account = typeof m.a === 'string' ? m.a : undefined;
-    const family = typeof m.f === 'string' ? m.f : null;
+    const account = labelSchema.safeParse(m.a).success ? (m.a as string) : undefined;
+    const family = typeof m.f === 'string' && m.f.length <= 64 ? m.f : null;
+    const t = now();
+    let v: unknown;
     switch (m.k) {
       case 'e':
-        if (account && isObject(m.v)) state.absorbEvidence(account, m.v as unknown as QuotaSnapshot);
+        if (account && (v = evidenceOf(m.v, t))) state.absorbEvidence(account, v as QuotaSnapshot);
         break;
       case 'c':
-        if (account && isCooldown(m.c)) state.absorbCooldown(account, family, m.c, now());
+        if (account && (v = cooldownOf(m.c, t))) state.absorbCooldown(account, family, v as Cooldown, t);
         break;
       case 'x':
-        if (account && typeof m.u === 'number') state.absorbLift(account, family, m.u);
+        if (account && isEpochMs(m.u)) state.absorbLift(account, family, m.u);
         break;
       case 'r':
         if (account) state.absorbReset(account);
         break;
       case 'b':
-        if (account && typeof m.s === 'string' && typeof m.t === 'number') state.absorbBinding({ sessionId: m.s, account, lastServedAtMs: m.t }, now());
+        if (account && isSessionHash(m.s) && bindingOf({ account, lastServedAtMs: m.t }, t)) state.absorbBinding({ sessionId: m.s, account, lastServedAtMs: m.t as number }, t);
         break;
       case 'l':
-        if (account) state.absorbLimit(account, isObject(m.v) ? (m.v as unknown as LearnedLimit) : undefined);
+        if (account && (v = limitOf(m.v, t)) !== undefined) state.absorbLimit(account, (v as LearnedLimit | null) ?? undefined);
         break;
       case 'i':
         gatherSoon();
         break;
       case 's':
-        if (account && isTokens(m.t)) state.absorbServed(account, m.t, family ?? undefined);
+        if (account && (v = tokensOf(m.t))) state.absorbServed(account, v as TokensByKind, family ?? undefined);
         break;
     }
   };
@@ -256,28 +274,21 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
     const pushes: Promise<unknown>[] = [];
     // What this router learned while the store was away reaches the others at once, not at their next reconnection.
     for (const [account, snap] of state.snapshots) {
-      pushes.push(redis.crNewerWins(storeKeys.evidence, account, JSON.stringify(snap), 'observedAtMs').then((won) => won && conn.publish({ k: 'e', a: account, v: snap })));
+      pushes.push(merge.evidence(account, snap).then((r) => r.wrote && conn.publish({ k: 'e', a: account, v: snap })));
     }
     const pushCooldown = (account: string, family: string | null, c: Cooldown) =>
-      pushes.push(
-        redis
-          .crMergeCooldown(storeKeys.cooldowns, cooldownField(account, family), JSON.stringify(c))
-          .then((stored) => conn.publish({ k: 'c', a: account, f: family, c: parseJson<Cooldown>(stored) ?? c })),
-      );
+      pushes.push(merge.cooldown(cooldownField(account, family), c).then((stored) => conn.publish({ k: 'c', a: account, f: family, c: stored })));
     for (const [account, c] of state.cooldowns) if (c.untilMs > t && !c.local) pushCooldown(account, null, c);
     for (const [account, m] of state.scopedCooldowns) for (const [family, c] of m) if (c.untilMs > t) pushCooldown(account, family, c);
     const ttl = state.affinity.idleTtl;
     for (const b of state.affinity.live(t)) {
       const left = ttl - (t - b.lastServedAtMs);
       if (left <= 0) continue;
-      const json = JSON.stringify({ account: b.account, lastServedAtMs: b.lastServedAtMs });
       pushes.push(
-        redis
-          .crBind(storeKeys.binding(b.sessionId), json, b.lastServedAtMs, left)
-          .then((won) => won && conn.publish({ k: 'b', s: b.sessionId, a: b.account, t: b.lastServedAtMs })),
+        merge.binding(b.sessionId, b.account, b.lastServedAtMs, left).then((r) => r.wrote && conn.publish({ k: 'b', s: b.sessionId, a: b.account, t: b.lastServedAtMs })),
       );
     }
-    for (const a of state.concurrency.entries()) if (a.learned) pushes.push(redis.hset(storeKeys.limits, a.label, JSON.stringify(a.learned)));
+    for (const a of state.concurrency.entries()) if (a.learned) pushes.push(redis.hset(storeKeys.limits, a.label, conn.signed(fieldName(storeKeys.limits, a.label), a.learned)));
     const pushedShared = pushes.length - state.snapshots.size;
     pushes.push(pushLearned());
     writeInflight();
@@ -289,29 +300,32 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
       redis.hgetall(storeKeys.limits),
       redis.hgetall(storeKeys.learnedCosts),
     ]);
-    for (const [account, json] of Object.entries(learned)) {
-      const windows = parseJson<SavedLearnedCosts[string]>(json);
-      if (isObject(windows)) state.absorbLearnedCosts({ [account]: windows });
+    const read = <T>(hash: string, field: string, text: string, what: string, parse: (v: unknown) => T | undefined) =>
+      readSigned(conn, fieldName(hash, field), text, { what, read: parse });
+    for (const [account, text] of Object.entries(learned)) {
+      const windows = read(storeKeys.learnedCosts, account, text, 'learned costs', (v) => learnersOf(v, t));
+      if (windows) state.absorbLearnedCosts({ [account]: windows });
     }
-    for (const [account, json] of Object.entries(snaps)) {
-      const snap = parseJson<QuotaSnapshot>(json);
-      if (isObject(snap)) state.absorbEvidence(account, snap);
+    for (const [account, text] of Object.entries(snaps)) {
+      const snap = read(storeKeys.evidence, account, text, 'quota evidence', (v) => evidenceOf(v, t));
+      if (snap) state.absorbEvidence(account, snap);
     }
     const ended: string[] = [];
-    for (const [field, json] of Object.entries(cooldowns)) {
-      const c = parseJson<Cooldown>(json);
-      if (!isCooldown(c) || !(c.untilMs > t)) {
+    for (const [field, text] of Object.entries(cooldowns)) {
+      const c = read(storeKeys.cooldowns, field, text, 'a cooldown', (v) => cooldownOf(v, t));
+      if (!c) continue; // not the pool's: the next write of the field replaces it
+      if (!(c.untilMs > t)) {
         ended.push(field);
         continue;
       }
       const [account, family] = field.split('\0');
       state.absorbCooldown(account, family ?? null, c, t);
     }
-    // Ended cooldowns leave the hash (the lift script keeps any that a router extended meanwhile).
-    for (const field of ended) redis.crLiftCooldown(storeKeys.cooldowns, field, t).catch(ignore);
-    for (const [account, json] of Object.entries(limits)) {
-      const learned = parseJson<LearnedLimit | null>(json);
-      state.absorbLimit(account, isObject(learned) ? learned : undefined);
+    // Ended cooldowns leave the hash (the lift keeps any that a router extended meanwhile).
+    for (const field of ended) merge.lift(field, t).catch(ignore);
+    for (const [account, text] of Object.entries(limits)) {
+      const learned = read(storeKeys.limits, account, text, 'a learned concurrency limit', (v) => limitOf(v, t));
+      if (learned !== undefined) state.absorbLimit(account, learned ?? undefined);
     }
     const pulledBindings = await pullBindings();
     await gather();
@@ -332,9 +346,9 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
       const values = await redis.mget(...keys);
       pulled += keys.length;
       keys.forEach((key, i) => {
-        const b = parseJson<{ account: string; lastServedAtMs: number }>(values[i]);
-        if (b && typeof b.account === 'string' && typeof b.lastServedAtMs === 'number')
-          state.absorbBinding({ sessionId: key.slice(storeKeys.binding('').length), account: b.account, lastServedAtMs: b.lastServedAtMs }, t);
+        const b = readSigned(conn, key, values[i], { what: 'a session binding', read: (v) => bindingOf(v, t) });
+        const sessionId = key.slice(storeKeys.binding('').length);
+        if (b && isSessionHash(sessionId)) state.absorbBinding({ sessionId, account: b.account, lastServedAtMs: b.lastServedAtMs }, t);
       });
     } while (cursor !== '0');
     return pulled;
@@ -350,13 +364,13 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
     const saved = state.learnedCosts.toSaved();
     const accounts = Object.keys(saved);
     if (accounts.length === 0) return Promise.resolve();
-    return Promise.all(accounts.map((account) => redis.crMoreSamples(storeKeys.learnedCosts, account, JSON.stringify(saved[account]))));
+    return Promise.all(accounts.map((account) => merge.learners(account, saved[account])));
   };
   let beats = 0;
   const heartbeat = setInterval(() => {
     if (!conn.up) return;
     writeInflight();
-    void gather();
+    gather().catch(gatherFailed);
     if (++beats % LEARNED_EVERY_BEATS === 0) pushLearned().catch(ignore);
   }, HEARTBEAT_MS);
   heartbeat.unref?.();
@@ -368,12 +382,13 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
   return {
     lookupBinding: (session) => {
       if (!conn.up) return undefined;
+      const key = storeKeys.binding(session);
       const lookup = redis
-        .get(storeKeys.binding(session))
-        .then((json) => {
-          const b = parseJson<{ account: string; lastServedAtMs: number }>(json);
-          if (b && typeof b.account === 'string' && typeof b.lastServedAtMs === 'number')
-            state.absorbBinding({ sessionId: session, account: b.account, lastServedAtMs: b.lastServedAtMs }, now());
+        .get(key)
+        .then((text) => {
+          const t = now();
+          const b = readSigned(conn, key, text, { what: 'a session binding', read: (v) => bindingOf(v, t) });
+          if (b) state.absorbBinding({ sessionId: session, account: b.account, lastServedAtMs: b.lastServedAtMs }, t);
         })
         .catch(ignore);
       return Promise.race([lookup, new Promise<void>((resolve) => setTimeout(resolve, LOOKUP_WAIT_MS).unref?.())]);
@@ -394,47 +409,4 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
       if (conn.up) conn.publish({ k: 'i' });
     },
   };
-}
-
-function parseJson<T>(text: string | null | undefined): T | undefined {
-  if (typeof text !== 'string') return undefined;
-  try {
-    return JSON.parse(text) as T;
-  } catch {
-    return undefined;
-  }
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function isCooldown(v: unknown): v is Cooldown {
-  if (!isObject(v) || typeof v.untilMs !== 'number' || typeof v.setAtMs !== 'number' || typeof v.reason !== 'string') return false;
-  // Lua's cjson writes an empty list as an object.
-  if (v.windows !== undefined && !Array.isArray(v.windows)) delete v.windows;
-  return true;
-}
-
-function isTokens(v: unknown): v is TokensByKind {
-  return isObject(v) && ['inputTokens', 'cacheReadTokens', 'cacheWriteTokens', 'outputTokens'].every((k) => typeof v[k] === 'number' && Number.isFinite(v[k]) && v[k] >= 0);
-}
-
-function addCost(sum: Readonly<CostEstimate> | undefined, c: Readonly<CostEstimate>): CostEstimate {
-  return {
-    inputTokens: (sum?.inputTokens ?? 0) + c.inputTokens,
-    cacheReadTokens: (sum?.cacheReadTokens ?? 0) + c.cacheReadTokens,
-    cacheWriteTokens: (sum?.cacheWriteTokens ?? 0) + c.cacheWriteTokens,
-    outputTokens: (sum?.outputTokens ?? 0) + c.outputTokens,
-  };
-}
-
-/** Whether two views of the others' load are the same (so an unchanged gather signals no change). */
-function sameLoad(a: Map<string, RemoteLoad>, b: Map<string, RemoteLoad>): boolean {
-  if (a.size !== b.size) return false;
-  for (const [k, v] of a) {
-    const w = b.get(k);
-    if (!w || w.inflight !== v.inflight || JSON.stringify(w.reserved) !== JSON.stringify(v.reserved)) return false;
-  }
-  return true;
 }

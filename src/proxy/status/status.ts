@@ -3,6 +3,7 @@
  * sessions, the configuration generation and counters. Built from the same
  * metrics the router uses. Contains labels and numbers only — never a token.
  */
+import { isoTime } from '../../quota/time';
 import type { AccountOrigin } from '../../accounts/types';
 import type { AccountMetrics } from '../../routing/metrics';
 import type { CandidateVerdict } from '../../routing/plan';
@@ -183,7 +184,7 @@ export interface StoreReport {
   problem: string | null;
 }
 
-const iso = (ms: number | undefined | null) => (ms === undefined || ms === null || !Number.isFinite(ms) || ms <= 0 ? null : new Date(ms).toISOString());
+const iso = isoTime;
 
 function windowReport(w: QuotaWindow | undefined, used: number | null, resetMs: number): WindowReport {
   return { used, status: w?.status ?? null, resetsAt: iso(resetMs) };
