@@ -32,7 +32,9 @@ export function listen(handler: http.RequestListener, host: string, port: number
   if (!LOOPBACK.has(host)) return Promise.reject(new Error(`refusing to listen on ${host}: loopback only`));
   // requestTimeout bounds receiving the request (a body that never completes), not the
   // response: long streams are unaffected.
-  const server = http.createServer({ requestTimeout: 120_000, headersTimeout: 60_000, keepAliveTimeout: 65_000 }, handler);
+  // requireHostHeader off: a request without `Host` reaches the guard, which answers it in
+  // Anthropic's envelope (Node's own refusal is an empty 400).
+  const server = http.createServer({ requestTimeout: 120_000, headersTimeout: 60_000, keepAliveTimeout: 65_000, requireHostHeader: false }, handler);
   // `Expect: 100-continue` goes through the same checks; the engine sends 100 only once it reads the body.
   server.on('checkContinue', handler);
   // Requests Node cannot even parse still get an Anthropic-shaped answer.

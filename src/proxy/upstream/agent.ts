@@ -6,6 +6,7 @@
 import { Agent, type Dispatcher } from 'undici';
 import type { AccountKind } from '../../accounts/types';
 import type { ClientHead } from '../http/clientHead';
+import { parseRetryAfterMs } from '../../quota/time';
 
 /** The beta flag OAuth (subscription) tokens need on every request. */
 export const OAUTH_BETA = 'oauth-2025-04-20';
@@ -62,10 +63,32 @@ export function clientHeaderList(upstream: Record<string, string | string[] | un
   for (const name in upstream) {
     const value = upstream[name];
     if (value === undefined || DROP_RESPONSE.has(name)) continue;
+    if (name === 'retry-after') {
+      const seconds = clientRetryAfter(value);
+      if (seconds !== undefined) out.push(name, seconds);
+      continue;
+    }
     out.push(name, value);
   }
   for (const v of extra) out.push(v);
   return out;
+}
+
+/** A plain `retry-after` in whole seconds: what Anthropic sends, relayed as it is. */
+const WHOLE_SECONDS = /^\d{1,9}$/;
+
+/**
+ * The upstream's `retry-after` as the client gets it: whole seconds as they are; a negative
+ * delay as `0`; a fraction or an HTTP-date as whole seconds from now (rounded up); undefined —
+ * the header is dropped — for anything else (`soon-ish`), so a client never waits on garbage.
+ * A repeated header counts by its first value.
+ */
+export function clientRetryAfter(value: string | string[]): string | undefined {
+  const first = (Array.isArray(value) ? value[0] : value)?.trim();
+  if (first === undefined) return undefined;
+  if (WHOLE_SECONDS.test(first)) return first;
+  const ms = parseRetryAfterMs(first, Date.now());
+  return ms === undefined ? undefined : String(Math.ceil(ms / 1000));
 }
 
 /**

@@ -80,10 +80,10 @@ describe('one proxy shared by several windows', () => {
     const key = 'real-client-key-0123456789abcdef';
     let sent = 0;
     let cut = false;
-    const leader = await startPortHolder(0, (req, res, port) => {
+    const leader = await startPortHolder(0, (req, res) => {
       const url = new URL(req.url ?? '/', 'http://x');
       res.writeHead(200, { 'content-type': url.pathname === '/events' ? 'text/event-stream' : 'application/json' });
-      if (url.pathname === '/identity') return res.end(JSON.stringify({ proof: proofFor(key, port, url.searchParams.get('nonce') ?? '') }));
+      if (url.pathname === '/identity') return res.end(JSON.stringify({ proof: proofFor(key, req.socket, url.searchParams.get('nonce') ?? '') }));
       if (url.pathname !== '/events') return res.end('{"service":"claude-router"}');
       const chunk = Buffer.alloc(64 * 1024, 'x');
       const pump = () => {
