@@ -2,6 +2,7 @@ import { strict as assert } from 'node:assert';
 import { mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { startRouter, type RunningRouter } from '../../src/cli/runtime';
 import { silentLogger } from '../../src/proxy/log';
@@ -102,5 +103,37 @@ describe('memory budget for request bodies (routing.max-buffered-body-bytes)', f
     for (let i = 0; i < 8; i++) assert.equal((await post(4 * MB, null)).status, 200);
     // And a full 31 MB body without a session header still fits the idle 32 MB budget.
     assert.equal((await post(31 * MB, null)).status, 200);
+  });
+
+  it('a body found to need a parse only once it has arrived (chunked, no session header) takes its parse share then, or gets the 503', async () => {
+    // Two Claude Code bodies of 12 MB held upstream: 24 of the 32 MB budget.
+    const held = [post(12 * MB), post(12 * MB)];
+    await eventually(() => upstream.held() === 2, 20_000, '2 bodies upstream');
+    // A 4 MB chunked body fits (28 MB), its parse (8 MB more) does not.
+    const pad = 'x'.repeat(4 * MB - 200);
+    const text = JSON.stringify({ model: 'claude-sonnet-4-5-20250929', max_tokens: 8, messages: [{ role: 'user', content: pad }] });
+    const res = await request(`${router.url}/v1/messages`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${router.clientKey}`, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+      body: Readable.from([Buffer.from(text.slice(0, 1024)), Buffer.from(text.slice(1024))]),
+    });
+    const answer = JSON.parse(await res.body.text()) as { error: { type: string; message: string } };
+    assert.equal(res.statusCode, 503);
+    assert.equal(res.headers['retry-after'], '2');
+    assert.equal(answer.error.type, 'overloaded_error');
+    assert.equal(upstream.held(), 2, 'it never reached the upstream');
+    upstream.release();
+    assert.deepEqual(
+      (await Promise.all(held)).map((r) => r.status),
+      [200, 200],
+    );
+    // With the budget free again, the same chunked body is parsed and served.
+    const again = await request(`${router.url}/v1/messages`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${router.clientKey}`, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+      body: Readable.from([Buffer.from(text)]),
+    });
+    await again.body.dump();
+    assert.equal(again.statusCode, 200);
   });
 });
