@@ -210,7 +210,7 @@ export class RouterEngine {
   setClientKey(key: string): void {
     if (key === this.services.clientKey) return;
     this.services.clientKey = key;
-    endChangeStreams(this.services);
+    endChangeStreams(this.services, true);
   }
 
   /** Records a rejected reload; the running configuration stays. */

@@ -234,7 +234,7 @@ function streamChanges(s: RouterServices, res: ServerResponse): void {
   });
 }
 
-/** Ends every open `/events` stream (the router is closing). */
-export function endChangeStreams(s: RouterServices): void {
-  for (const res of s.changeStreams) endChangeStream(res);
+/** Ends every open `/events` stream: the router is closing, or (`rotated`) the key they were opened with was replaced. */
+export function endChangeStreams(s: RouterServices, rotated = false): void {
+  for (const res of s.changeStreams) endChangeStream(res, rotated);
 }
