@@ -56,7 +56,8 @@ const DROP_RESPONSE = new Set([
 /**
  * The head of the client's response as a flat `[name, value, …]` list — the
  * form `res.writeHead` takes without building a header object: the upstream's
- * headers minus hop-by-hop ones and `content-length`, then `extra` (pairs).
+ * headers minus hop-by-hop ones and `content-length` (and `retry-after` made a
+ * plain delay: {@link clientRetryAfter}), then `extra` (pairs).
  */
 export function clientHeaderList(upstream: Record<string, string | string[] | undefined>, extra: readonly string[]): (string | string[])[] {
   const out: (string | string[])[] = [];
