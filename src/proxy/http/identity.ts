@@ -108,7 +108,7 @@ export async function verifyHolder(url: string, key: string, opts: VerifyOptions
     if (!sameProof(proof, identityProof(key, endsAtClient(connection.socket), nonce)))
       throw new NotProven(
         /^[0-9a-f]{64}$/.test(proof)
-          ? 'it answers as a router, but for another client key than this one — the key of another state directory, or an old CLAUDE_ROUTER_KEY?'
+          ? 'it answers as a router, but for another client key than this one — the key of another state directory, an old CLAUDE_ROUTER_KEY, or a program relaying this port to a router elsewhere?'
           : 'its proof does not match the client key',
       );
     return { kind: 'ours', client };

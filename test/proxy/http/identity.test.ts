@@ -126,6 +126,7 @@ describe('proof of identity on the router port', () => {
         const url = `http://${address.includes(':') ? `[${address}]` : address}:${h.router.port}`;
         const holder = await verifyHolder(url, h.router.clientKey);
         assert.equal(holder.kind, 'foreign');
+        if (holder.kind === 'foreign') assert.match(holder.why, /relaying this port/);
         await assert.rejects(fetchFromRouter(url, h.router.clientKey, ['/status']), /could not prove it is Claude Router/);
         assert.ok(seen.length > 0, 'the challenge went through the relay');
         assert.ok(!Buffer.concat(seen).toString('latin1').includes(h.router.clientKey), 'the key never went through it');
