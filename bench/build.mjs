@@ -14,6 +14,7 @@ await esbuild.build({
     instructions: 'bench/instructions.ts',
     'forecast-seeds': 'bench/forecast-seeds.ts',
     pool: 'bench/pool.ts',
+    bodyMemory: 'bench/bodyMemory.ts',
   },
   outdir: 'out/bench',
   bundle: true,

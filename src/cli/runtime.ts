@@ -20,6 +20,7 @@ import type { RuntimeConfig } from '../proxy/runtimeConfig';
 import type { Logger } from '../proxy/log';
 import type { ProxyServer } from '../proxy/http/server';
 import { defaultStateDir, expandHome, loadOrCreateClientKey, watchClientKey } from './stateDir';
+import { checkPrivateDir } from './privateFiles';
 import { findRunningProxy, registerProxy, unregisterProxy } from './discovery';
 import { mkdirSync } from 'node:fs';
 import type { CredentialStore } from '../accounts/types';
@@ -80,6 +81,8 @@ export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
   } catch (err) {
     throw new Error(`state-dir ${stateDir} cannot be used: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
   }
+  // Another user who can write it could choose its keys (privateFiles.ts).
+  checkPrivateDir(stateDir, 'state-dir');
   // Two proxies on one state directory would share its files and unregister each other: one at a time.
   const other = findRunningProxy(stateDir);
   if (other && other.stateDir === stateDir && other.pid !== process.pid) {

@@ -11,6 +11,7 @@ import { loadOrCreateKeyFile } from '../store/encryption';
 import { openSharedStore as openStore, type SharedStore } from '../store/openStore';
 import { parseStoreUrl } from '../config/storeUrl';
 import { expandHome } from './stateDir';
+import { checkPrivateFile } from './privateFiles';
 
 /** The key file a config selects: `state-store-key-file`, else `<state-dir>/store.key`. */
 export function storeKeyFile(config: ConfigInput, stateDir: string): string {
@@ -20,11 +21,13 @@ export function storeKeyFile(config: ConfigInput, stateDir: string): string {
 /**
  * Connects to the config's `state-store` (waiting up to 3 s; an unreachable store is retried in
  * the background while the router serves from `local`) and loads or creates the key.
- * @throws Error naming `state-store`, `state-store-password-file` or `state-store-key-file` when one of them cannot be used
+ * @throws Error naming `state-store`, `state-store-password-file` or `state-store-key-file` when one of them cannot be used (UnsafePathError when the key file belongs to another user or others may read it)
  */
 export async function openSharedStore(config: ConfigInput, stateDir: string, local: FileCredentialStore, log: Logger, now: () => number): Promise<SharedStore> {
   const target = parseStoreUrl(config.stateStore!, config.stateStorePasswordFile && path.resolve(expandHome(config.stateStorePasswordFile)));
   const keyFile = storeKeyFile(config, stateDir);
+  // A key file others can read seals nothing from them; one another user owns is a key they chose.
+  checkPrivateFile(keyFile, 'state-store-key-file');
   const { key, created } = loadOrCreateKeyFile(keyFile);
   if (created) {
     log.info(

@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { checkPrivateDir, checkPrivateFile, createPrivateFile } from './privateFiles';
 
 /** `$XDG_CONFIG_HOME/claude-router`, else `~/.config/claude-router`. */
 export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -24,24 +25,36 @@ export function clientKeyFile(dir: string): string {
   return path.join(dir, 'client-key');
 }
 
-/** The local client key stored in `<dir>/client-key`, or undefined when there is none. */
+/**
+ * The local client key stored in `<dir>/client-key`, or undefined when there is none.
+ * @throws UnsafePathError when the file belongs to another user or others may read or write it (privateFiles.ts)
+ */
 export function readClientKey(dir: string): string | undefined {
+  const file = clientKeyFile(dir);
+  checkPrivateFile(file, 'client-key');
   try {
-    const key = fs.readFileSync(clientKeyFile(dir), 'utf8').trim();
+    const key = fs.readFileSync(file, 'utf8').trim();
     return key.length >= 16 ? key : undefined;
   } catch {
     return undefined;
   }
 }
 
-/** Reads the local client key from `<dir>/client-key`, creating it (0600, 32 random bytes) on first use. */
+/**
+ * Reads the local client key from `<dir>/client-key`, creating it (0600, 32 random bytes, never
+ * through a symbolic link) on first use.
+ * @throws UnsafePathError when the directory or the file could be changed by another user
+ */
 export function loadOrCreateClientKey(dir: string): string {
+  checkPrivateDir(dir, 'state-dir');
   const existing = readClientKey(dir);
   if (existing) return existing;
   const file = clientKeyFile(dir);
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const key = newClientKey();
-  fs.writeFileSync(file, key + '\n', { mode: 0o600 });
+  // A file without a usable key (or a dangling link) is replaced: the link itself goes, never its target.
+  fs.rmSync(file, { force: true });
+  createPrivateFile(file, key + '\n');
   return key;
 }
 
@@ -54,9 +67,11 @@ function newClientKey(): string {
  * Replaces `<dir>/client-key` with a new key (0600), atomically: readers see the old file or
  * the new one, never a partial key. A proxy running from `dir` takes it up (watchClientKey).
  * @returns the new key
+ * @throws UnsafePathError when the directory could be changed by another user
  * @throws Error (with the file system's code) when the directory cannot be written
  */
 export function rotateClientKeyFile(dir: string): string {
+  checkPrivateDir(dir, 'state-dir');
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const file = clientKeyFile(dir);
   const temp = `${file}.${process.pid}.tmp`;
@@ -82,7 +97,12 @@ export function watchClientKey(dir: string, onKey: (key: string) => void, interv
   const file = clientKeyFile(dir);
   const listener = (curr: fs.Stats, prev: fs.Stats) => {
     if (curr.mtimeMs === prev.mtimeMs && curr.ino === prev.ino && curr.size === prev.size) return;
-    const key = readClientKey(dir);
+    let key: string | undefined;
+    try {
+      key = readClientKey(dir);
+    } catch {
+      return; // a file others could have written: the key in force stays
+    }
     if (key) onKey(key);
   };
   fs.watchFile(file, { interval: intervalMs, persistent: false }, listener);

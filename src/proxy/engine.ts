@@ -203,9 +203,14 @@ export class RouterEngine {
     return this.services.clientKey;
   }
 
-  /** Replaces the local client key (a rotation); requests with the old key are refused from now on. */
+  /**
+   * Replaces the local client key (a rotation); requests with the old key are refused from now on,
+   * and the `/events` streams opened with it end (their readers must prove they hold the new key).
+   */
   setClientKey(key: string): void {
+    if (key === this.services.clientKey) return;
     this.services.clientKey = key;
+    endChangeStreams(this.services, true);
   }
 
   /** Records a rejected reload; the running configuration stays. */

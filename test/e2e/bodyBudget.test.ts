@@ -84,4 +84,47 @@ describe('e2e: the request body budget bounds the proxy memory', function () {
     assert.ok(peak < BUDGET + MARGIN, `peak RSS ${Math.round(peak / MB)} MB`);
     process.stdout.write(`      proxy peak RSS ${Math.round(peak / MB)} MB\n`);
   });
+
+  it('bodies without a session header count their parse: past the budget, a 503 overloaded_error with retry-after at once; every refused one is served when sent again', async () => {
+    const clientKey = 'test-client-key-0123456789';
+    const file = path.join(dir, 'proxy-config.yaml');
+    writeFileSync(
+      file,
+      proxyConfigYaml({
+        port: 0,
+        baseUrl: upstream.url,
+        tokenUrl: `${upstream.url}/token`,
+        stateDir: path.join(dir, 'state'),
+        clientKey,
+        accounts: [{ label: 'a', accessToken: 'sk-ant-oat01-test-a' }],
+        extra: `routing:\n  max-buffered-body-bytes: ${32 * MB}`,
+      }),
+    );
+    const started = await startRouterCli(file);
+    proc = started.proc;
+    const body = Buffer.alloc(4 * MB, 0x20);
+    body.write('{"model":"claude-sonnet-4-5-20250929","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}');
+    const post = async () => {
+      const res = await request(`${started.url}/v1/messages`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${clientKey}`, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+        body,
+      });
+      return { status: res.statusCode, retryAfter: res.headers['retry-after'], text: await res.body.text() };
+    };
+    // Each 4 MB body that will be parsed counts 12 MB: 2 fit the 32 MB budget.
+    const calls = Array.from({ length: 10 }, post);
+    await eventually(() => upstream.held() === 2, 30_000, '2 bodies upstream');
+    const refused: Awaited<ReturnType<typeof post>>[] = [];
+    for (const c of calls) void c.then((r) => r.status === 503 && refused.push(r));
+    await eventually(() => refused.length === 8, 30_000, '8 refusals');
+    for (const r of refused) {
+      assert.equal(r.retryAfter, '2');
+      assert.equal((JSON.parse(r.text) as { error: { type: string } }).error.type, 'overloaded_error');
+    }
+    assert.equal(upstream.held(), 2, 'no refused body reached the upstream');
+    upstream.release();
+    assert.equal((await Promise.all(calls)).filter((r) => r.status === 200).length, 2);
+    for (let i = 0; i < 8; i++) assert.equal((await post()).status, 200, 'a refused request sent again is served');
+  });
 });

@@ -6,7 +6,7 @@
  */
 import { createHmac } from 'node:crypto';
 import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 
 export interface PortHolder {
   port: number;
@@ -18,9 +18,10 @@ export interface PortHolder {
   close(): Promise<void>;
 }
 
-/** The proof of the identity protocol: HMAC-SHA256(key, "claude-router identity v1\n" + port + "\n" + nonce), hex. */
-export function proofFor(key: string, port: number, nonce: string): string {
-  return createHmac('sha256', key).update(`claude-router identity v1\n${port}\n${nonce}`).digest('hex');
+/** The proof a router holding `key` gives for `nonce` on the connection it accepted as `socket` (the identity protocol, written out). */
+export function proofFor(key: string, socket: Socket, nonce: string): string {
+  const address = (socket.localAddress ?? '').replace(/^::ffff:(?=\d)/, '');
+  return createHmac('sha256', key).update(`claude-router identity v2\n${address}\n${socket.localPort}\n${socket.remotePort}\n${nonce}`).digest('hex');
 }
 
 /**

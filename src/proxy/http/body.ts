@@ -68,14 +68,32 @@ export class RequestBody {
    * @param chunks the received chunks, in order (not copied)
    * @param length their total size, bytes
    * @param counted bytes of `budget` this body holds, given back at {@link release}
+   * @param parseRoom the part of `counted` that stands for the parse of the body ({@link takeParseRoom})
    */
   constructor(
     chunks: readonly Buffer[],
     readonly length: number,
     private counted = 0,
     private readonly budget?: BodyBudget,
+    private parseRoom = 0,
   ) {
     this.chunks = chunks;
+  }
+
+  /**
+   * Makes sure `bytes` of the budget stand for the parse of this body (its text and parsed
+   * tree, which live beside the body until the garbage collector frees them, some time after
+   * the parse): counted already when the request's head showed the body would be parsed, else
+   * taken now; given back with the body ({@link release}). A body outside any budget always has room.
+   * @param limit the budget's limit, bytes
+   * @returns false, counting nothing more, when the budget has no room for them
+   */
+  takeParseRoom(bytes: number, limit: number): boolean {
+    if (this.parseRoom >= bytes || this.budget === undefined) return true;
+    if (!this.budget.take(bytes - this.parseRoom, limit)) return false;
+    this.counted += bytes - this.parseRoom;
+    this.parseRoom = bytes;
+    return true;
   }
 
   /**
@@ -126,7 +144,7 @@ export class RequestBody {
     this.released = true;
     this.chunks = [];
     this.budget?.give(this.counted);
-    this.counted = 0;
+    this.counted = this.parseRoom = 0;
   }
 
   /** A body from one buffer (tests, synthetic requests). */
@@ -154,35 +172,40 @@ class ChunkFeed implements Iterable<Buffer> {
 const DRAIN_BYTES = 2 * MAX_BODY_BYTES;
 
 /**
- * Reads a body, counting it against `budget`. A refused body is drained — read and dropped,
- * never kept — so the client can read the answer (see DRAIN_BYTES).
+ * Reads a body of at most {@link MAX_BODY_BYTES}, counting it against `budget`. A refused body is
+ * drained — read and dropped, never kept — so the client can read the answer (see DRAIN_BYTES).
  * @param declared the request's `content-length` (NaN when it has none)
- * @param limit the largest body taken, bytes
  * @param budgetLimit the budget's limit for this request, bytes
- * @throws BodyTooLargeError when `declared` or the bytes received exceed `limit`
- * @throws BodyBudgetError when `declared`, or the bytes of a chunked body received so far, do not fit in the budget
+ * @param parseRoom bytes counted besides a `declared` body, from its head on, for the parse it
+ *   will need ({@link RequestBody.takeParseRoom}); 0 for a body that will not be parsed or has no length
+ * @throws BodyTooLargeError when `declared` or the bytes received exceed {@link MAX_BODY_BYTES}
+ * @throws BodyBudgetError when `declared` (with `parseRoom`), or the bytes of a chunked body received so far, do not fit in the budget
  * @throws Error when the client aborts mid-body
  */
-export function readBody(req: IncomingMessage, declared: number, limit: number, budget: BodyBudget, budgetLimit: number): Promise<RequestBody> {
+export function readBody(req: IncomingMessage, declared: number, budget: BodyBudget, budgetLimit: number, parseRoom: number): Promise<RequestBody> {
+  const limit = MAX_BODY_BYTES;
   return new Promise((resolve, reject) => {
     // Not const: at the end the chunks go to the body, and the listeners (which live as long as
     // the request) keep an empty list, so releasing the body frees its bytes.
     let chunks: Buffer[] = [];
     let size = 0;
     let counted = 0;
+    let reserved = 0;
     let failed = false;
     const refuse = (err: Error) => {
       if (failed) return;
       failed = true;
       chunks.length = 0;
-      budget.give(counted);
-      counted = 0;
+      budget.give(counted + reserved);
+      counted = reserved = 0;
       reject(err);
     };
     if (Number.isFinite(declared)) {
       if (declared > limit) refuse(new BodyTooLargeError());
-      else if (budget.take(declared, budgetLimit)) counted = declared;
-      else {
+      else if (budget.take(declared + parseRoom, budgetLimit)) {
+        counted = declared;
+        reserved = parseRoom;
+      } else {
         refuse(new BodyBudgetError());
       }
     }
@@ -202,9 +225,9 @@ export function readBody(req: IncomingMessage, declared: number, limit: number, 
     });
     req.on('end', () => {
       if (failed) return;
-      const body = new RequestBody(chunks, size, counted, budget);
+      const body = new RequestBody(chunks, size, counted + reserved, budget, reserved);
       chunks = [];
-      counted = 0;
+      counted = reserved = 0;
       resolve(body);
     });
     req.on('error', (err) => refuse(err));

@@ -22,7 +22,7 @@ import { HISTORY_RANGES, type HistoryRange } from '../state/usageHistory';
 import { isStickyKeyHash } from '../../routing/identify';
 import { modelFamily } from '../../quota/family';
 import type { RuntimeConfig } from '../runtimeConfig';
-import { answerIdentity, IDENTITY_PATH } from './identity';
+import { answerIdentity, endsAtRouter, IDENTITY_PATH } from './identity';
 
 /** Whether the request is for an endpoint open without the client key. */
 export function isOpenEndpoint(ctx: RequestContext): boolean {
@@ -96,7 +96,7 @@ function answerResetCooldown(ctx: RequestContext): void {
 }
 
 /**
- * `GET /identity?nonce=<64 hex>`: the proof for the port this connection came in on, or 400
+ * `GET /identity?nonce=<64 hex>`: the proof for both ends of this connection, or 400
  * (a bad nonce, or a request with a body: it takes none, and none is read).
  */
 function proveIdentity(ctx: RequestContext): void {
@@ -104,7 +104,7 @@ function proveIdentity(ctx: RequestContext): void {
   const hasBody = req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0';
   const answer = hasBody
     ? { ok: false as const, message: 'Claude Router: /identity takes no body.' }
-    : answerIdentity(ctx.url.slice(ctx.path.length + 1), ctx.services.clientKey, req.socket.localPort ?? 0);
+    : answerIdentity(ctx.url.slice(ctx.path.length + 1), ctx.services.clientKey, endsAtRouter(req.socket));
   // An unread body ends with the connection.
   if (!answer.ok) sendAnthropicError(res, 400, 'invalid_request_error', answer.message, hasBody ? { connection: 'close' } : {});
   else sendOk(res, answer.json);
@@ -235,7 +235,7 @@ function streamChanges(s: RouterServices, res: ServerResponse): void {
   });
 }
 
-/** Ends every open `/events` stream (the router is closing). */
-export function endChangeStreams(s: RouterServices): void {
-  for (const res of s.changeStreams) endChangeStream(res);
+/** Ends every open `/events` stream: the router is closing, or (`rotated`) the key they were opened with was replaced. */
+export function endChangeStreams(s: RouterServices, rotated = false): void {
+  for (const res of s.changeStreams) endChangeStream(res, rotated);
 }

@@ -51,12 +51,29 @@ function positiveOrNull(v: unknown): number | null {
 }
 
 /**
+ * How many bytes of the body budget the parse of a body of `length` bytes stands for, besides the
+ * body itself: its text (the chunks joined, then decoded) and the parsed tree live beside it
+ * while it is parsed — about {@link PARSE_FACTOR} times the body. Capped so that body and parse
+ * together fit an idle budget: any single body is still taken.
+ * @param length the body's size, bytes
+ * @param budgetLimit `routing.max-buffered-body-bytes`, bytes
+ */
+export function parseRoomFor(length: number, budgetLimit: number): number {
+  return Math.max(0, Math.min(PARSE_FACTOR * length, budgetLimit - length));
+}
+
+/** The parse's temporary memory, as a multiple of the body's size (see {@link parseRoomFor}). */
+export const PARSE_FACTOR = 2;
+
+/**
+ * What the request's head and the first bytes of its body tell without parsing the body: with a
+ * session header and the model at the body's head (Claude Code), or with no body at all.
  * @param sessionHeader the client's `x-claude-code-session-id` header (first line), if any
  * @param body the raw body
  * @param fingerprint `session-fingerprint`: a request without a session id gets a fingerprint key
- * @throws MalformedBodyError when the body had to be parsed and is not a JSON object
+ * @returns undefined when the body must be parsed ({@link parseRequest})
  */
-export function inspectRequest(sessionHeader: string | undefined, body: RequestBody, fingerprint: boolean): RequestInfo {
+export function inspectHead(sessionHeader: string | undefined, body: RequestBody, fingerprint: boolean): RequestInfo | undefined {
   const headerSession = sessionIdFromHeader(sessionHeader);
   if (headerSession !== null && body.length > 0) {
     const head = body.head(256).toString('latin1');
@@ -64,6 +81,19 @@ export function inspectRequest(sessionHeader: string | undefined, body: RequestB
     if (m) return { model: m[1], sticky: identify({ headerId: headerSession, metadataId: null, body: undefined, fingerprint }), stream: null, maxTokens: maxTokensOf(head, body) };
   }
   if (body.length === 0) return { model: null, sticky: identify({ headerId: headerSession, metadataId: null, body: undefined, fingerprint }), stream: null, maxTokens: null };
+  return undefined;
+}
+
+/**
+ * The request's facts from its body parsed whole (the text and the tree take about
+ * {@link PARSE_FACTOR} times the body besides it: count them first, {@link parseRoomFor}).
+ * @param sessionHeader the client's `x-claude-code-session-id` header (first line), if any
+ * @param body the raw body, not empty
+ * @param fingerprint `session-fingerprint`: a request without a session id gets a fingerprint key
+ * @throws MalformedBodyError when the body is not a JSON object
+ */
+export function parseRequest(sessionHeader: string | undefined, body: RequestBody, fingerprint: boolean): RequestInfo {
+  const headerSession = sessionIdFromHeader(sessionHeader);
   let parsed: unknown;
   try {
     parsed = JSON.parse(body.text());
@@ -79,4 +109,12 @@ export function inspectRequest(sessionHeader: string | undefined, body: RequestB
     stream: typeof obj.stream === 'boolean' ? obj.stream : null,
     maxTokens: positiveOrNull(obj.max_tokens),
   };
+}
+
+/**
+ * {@link inspectHead}, else {@link parseRequest} (a body parsed outside any memory budget: tests, tools).
+ * @throws MalformedBodyError when the body had to be parsed and is not a JSON object
+ */
+export function inspectRequest(sessionHeader: string | undefined, body: RequestBody, fingerprint: boolean): RequestInfo {
+  return inspectHead(sessionHeader, body, fingerprint) ?? parseRequest(sessionHeader, body, fingerprint);
 }

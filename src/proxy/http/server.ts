@@ -24,6 +24,21 @@ const CUT_FLUSH_MS = 200;
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
 
 /**
+ * How long a request's head may take to arrive, ms, from its first byte (a new connection: from
+ * its opening). A client sends its head at once; only the body may take long (a 32 MB upload is
+ * bounded by `requestTimeout`), so a connection that sends half a head and waits is cut soon.
+ */
+export const HEADERS_TIMEOUT_MS = 5_000;
+/** How often Node checks the head and request timeouts, ms (its default, 30 s, would let a half-sent head live 35 s). */
+const CHECK_INTERVAL_MS = 1_000;
+/**
+ * Client connections open at once: Claude Code keeps a few per session, a VS Code window one for
+ * its `/events`; far below a process's usual file-descriptor limit, so the router keeps room for
+ * its upstream connections and files whatever a local program opens.
+ */
+export const MAX_CONNECTIONS = 1024;
+
+/**
  * @param host a loopback address
  * @param port 0 picks a free port
  * @throws Error when `host` is not loopback, or the port is taken (saying so; its `code` stays EADDRINUSE)
@@ -32,12 +47,20 @@ export function listen(handler: http.RequestListener, host: string, port: number
   if (!LOOPBACK.has(host)) return Promise.reject(new Error(`refusing to listen on ${host}: loopback only`));
   // requestTimeout bounds receiving the request (a body that never completes), not the
   // response: long streams are unaffected.
-  const server = http.createServer({ requestTimeout: 120_000, headersTimeout: 60_000, keepAliveTimeout: 65_000 }, handler);
+  // requireHostHeader off: a request without `Host` reaches the guard, which answers it in
+  // Anthropic's envelope (Node's own refusal is an empty 400).
+  const server = http.createServer(
+    { requestTimeout: 120_000, headersTimeout: HEADERS_TIMEOUT_MS, connectionsCheckingInterval: CHECK_INTERVAL_MS, keepAliveTimeout: 65_000, requireHostHeader: false },
+    handler,
+  );
+  // Sockets past this are closed as they come: a flood of idle or half-sent connections cannot take every file descriptor.
+  server.maxConnections = MAX_CONNECTIONS;
   // `Expect: 100-continue` goes through the same checks; the engine sends 100 only once it reads the body.
   server.on('checkContinue', handler);
   // Requests Node cannot even parse still get an Anthropic-shaped answer.
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
+    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return sendUnparsedError(socket, 408, 'Claude Router: the request did not arrive in time.');
     sendUnparsedError(socket, err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400, `Claude Router could not parse the request (${err.code ?? 'bad request'}).`);
   });
   return new Promise((resolve, reject) => {

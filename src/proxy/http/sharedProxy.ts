@@ -14,7 +14,7 @@ import type { RouterEngine } from '../engine';
 import type { Logger } from '../log';
 import { listen, type ProxyServer } from './server';
 import { verifyHolder } from './identity';
-import { sendAnthropicError } from '../relay/clientAnswer';
+import { KEY_ROTATED_EVENT, sendAnthropicError } from '../relay/clientAnswer';
 import { forEachEvent, SseEventTooLargeError, SseFramer } from '../relay/sse';
 
 /** This window's part. */
@@ -38,6 +38,9 @@ export interface SharedProxyOptions {
  */
 export const MAX_LEADER_EVENT_BYTES = 64 * 1024;
 
+/** How long a follower whose leader rotated the key waits to hear of the new key before checking the leader again, ms. */
+const KEY_WAIT_MS = 5_000;
+
 export class SharedProxy {
   private server: ProxyServer | undefined;
   private engine: RouterEngine | undefined;
@@ -46,6 +49,8 @@ export class SharedProxy {
   private disposed = false;
   private current: ProxyRole = { kind: 'starting' };
   private clientKey: string;
+  /** Set while the leader's stream ended for a key rotation that this window has not heard of yet (see KEY_WAIT_MS). */
+  private awaitingKey: NodeJS.Timeout | undefined;
   /** Emits `role` (ProxyRole) and `remoteChanged` (the leader's state changed). */
   readonly events = new EventEmitter();
   readonly url: string;
@@ -58,6 +63,12 @@ export class SharedProxy {
   /** A rotated key: proofs are checked against it from now on (a follow already running goes on). */
   setClientKey(key: string): void {
     this.clientKey = key;
+    if (this.awaitingKey) {
+      // The leader ended our stream for this rotation: check it again with the new key.
+      clearTimeout(this.awaitingKey);
+      this.awaitingKey = undefined;
+      void this.start();
+    }
   }
 
   get role(): ProxyRole {
@@ -117,7 +128,9 @@ export class SharedProxy {
 
   /**
    * Subscribes to the leader's change stream on the connection it proved itself on; when the
-   * stream ends, tries to take over. A leader that refuses the stream or sends an oversized
+   * stream ends, tries to take over. A leader that ends the stream for a key rotation (its last
+   * event, `key-rotated`) or refuses it with 401 is checked again once this window has the new
+   * key, or after KEY_WAIT_MS. A leader that refuses the stream otherwise or sends an oversized
    * event is checked again only after `retryMs`, not at once.
    */
   private followLeader(client: Client): void {
@@ -125,14 +138,19 @@ export class SharedProxy {
     this.follow = ac;
     void (async () => {
       let misbehaved: string | undefined;
+      let rotated = false;
+      const keyFollowed = this.clientKey;
       try {
         const res = await client.request({ method: 'GET', path: '/events', headers: { 'x-claude-router-key': this.clientKey }, signal: ac.signal, bodyTimeout: 0 });
-        if (res.statusCode !== 200) misbehaved = `it answered /events with status ${res.statusCode}`;
+        // A 401 from the leader that just proved itself: the key was rotated before the stream opened.
+        if (res.statusCode === 401) rotated = true;
+        else if (res.statusCode !== 200) misbehaved = `it answered /events with status ${res.statusCode}`;
         else {
           const framer = new SseFramer(MAX_LEADER_EVENT_BYTES);
           for await (const chunk of res.body) {
             const complete = framer.push(chunk as Buffer);
-            if (complete && hasChangedEvent(complete)) this.events.emit('remoteChanged');
+            if (complete && hasEvent(complete, 'changed')) this.events.emit('remoteChanged');
+            if (complete && hasEvent(complete, KEY_ROTATED_EVENT)) rotated = true;
           }
         }
       } catch (err) {
@@ -145,6 +163,18 @@ export class SharedProxy {
       if (misbehaved) {
         this.opts.log.warn(`proxy: stopped following the leading window: ${misbehaved}`);
         this.retryLater();
+        return;
+      }
+      if (rotated) {
+        // Said by the leader that proved itself, on the connection it proved itself on: the key was
+        // rotated. Check it again once this window has the new key (setClientKey), or after KEY_WAIT_MS.
+        this.opts.log.info('proxy: the leading window rotated the client key; following again with the new one');
+        if (this.clientKey !== keyFollowed) return void this.start(); // heard of it already
+        this.awaitingKey = setTimeout(() => {
+          this.awaitingKey = undefined;
+          void this.start();
+        }, KEY_WAIT_MS);
+        this.awaitingKey.unref();
         return;
       }
       this.opts.log.info('proxy: the leading window went away; taking over');
@@ -169,6 +199,7 @@ export class SharedProxy {
   async dispose(): Promise<void> {
     this.disposed = true;
     if (this.retry) clearTimeout(this.retry);
+    if (this.awaitingKey) clearTimeout(this.awaitingKey);
     this.follow?.abort();
     const server = this.server;
     this.server = undefined;
@@ -177,9 +208,9 @@ export class SharedProxy {
   }
 }
 
-/** Whether complete event bytes hold a `changed` event. */
-function hasChangedEvent(buf: Buffer): boolean {
+/** Whether complete event bytes hold an event named `name`. */
+function hasEvent(buf: Buffer, name: string): boolean {
   let found = false;
-  forEachEvent(buf, (event) => !(found = event === 'changed'));
+  forEachEvent(buf, (event) => !(found = event === name));
   return found;
 }

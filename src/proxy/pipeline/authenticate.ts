@@ -14,7 +14,8 @@ export function authenticate(ctx: RequestContext): boolean {
   const head = (ctx.head = readClientHead(ctx.req.rawHeaders));
   const refused = checkOrigin(head);
   if (refused) {
-    sendAnthropicError(ctx.res, 403, 'permission_error', refused);
+    if (!head.host) sendAnthropicError(ctx.res, 400, 'invalid_request_error', 'Claude Router: the request has no Host header (HTTP/1.1 requires one).');
+    else sendAnthropicError(ctx.res, 403, 'permission_error', refused);
     return true;
   }
   if (isOpenEndpoint(ctx) || checkClientKey(head, ctx.services.clientKey)) return false;

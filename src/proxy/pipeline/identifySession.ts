@@ -1,17 +1,32 @@
 /**
  * Step 4: the request's model, sticky key (src/routing/identify.ts: only its hash leaves this
  * step) and stream flag, read from the head and the body (`models` requests carry none); a
- * body that had to be parsed and is not a JSON object is refused with 400.
+ * body that had to be parsed and is not a JSON object is refused with 400. A parse counts against
+ * the body budget (the text and tree beside the body) until the body is released; when the budget
+ * has no room for it the request gets the budget's 503.
  */
-import { inspectRequest, MalformedBodyError } from '../http/requestInfo';
+import { inspectHead, MalformedBodyError, parseRequest, parseRoomFor } from '../http/requestInfo';
 import { sendAnthropicError } from '../relay/clientAnswer';
 import type { RequestContext } from './context';
+import { refuseForBudget } from './readRequestBody';
 
-/** True when the body was refused (400). */
+/** True when the request was answered here (400, or 503 when the budget has no room for the parse). */
 export function identifySession(ctx: RequestContext): boolean {
   if (ctx.route === 'models') return false;
+  const fingerprint = ctx.generation.config.policy.sessionFingerprint;
+  const quick = inspectHead(ctx.head.sessionId, ctx.body, fingerprint);
+  if (quick !== undefined) {
+    ctx.info = quick;
+    return false;
+  }
+  const limit = ctx.generation.config.policy.maxBufferedBodyBytes;
+  if (!ctx.body.takeParseRoom(parseRoomFor(ctx.body.length, limit), limit)) {
+    ctx.body.release();
+    refuseForBudget(ctx);
+    return true;
+  }
   try {
-    ctx.info = inspectRequest(ctx.head.sessionId, ctx.body, ctx.generation.config.policy.sessionFingerprint);
+    ctx.info = parseRequest(ctx.head.sessionId, ctx.body, fingerprint);
     return false;
   } catch (err) {
     if (!(err instanceof MalformedBodyError)) throw err;

@@ -93,14 +93,7 @@ export async function tryAccount(ctx: RequestContext, account: PlanAccount, atte
         }
         if (status >= 200 && status < 300 && isEventStream(head.headers)) {
           return {
-            stream: new StreamRelay(
-              ctx.res,
-              ctx.client,
-              controller,
-              streamHooks(ctx, account, head, attempts, () => ms, attempted),
-              settle,
-              s.streams,
-            ),
+            stream: new StreamRelay(ctx.res, ctx.client, controller, streamHooks(ctx, account, head, attempts, { ms: () => ms, attempted, tokens }), settle, s.streams),
           };
         }
         // Successful answers are relayed whole; error bodies are only read to classify them.
@@ -193,9 +186,16 @@ function isEventStream(headers: IncomingHttpHeaders): boolean {
 }
 
 /** What the event-stream relay of one attempt does at its milestones. */
-function streamHooks(ctx: RequestContext, account: PlanAccount, head: UpstreamHead, attempts: AttemptRecord[], ms: () => number, attempted: ReadonlySet<string>): StreamRelayHooks {
+function streamHooks(
+  ctx: RequestContext,
+  account: PlanAccount,
+  head: UpstreamHead,
+  attempts: AttemptRecord[],
+  { ms, attempted, tokens }: { ms: () => number; attempted: ReadonlySet<string>; tokens: readonly (string | undefined)[] },
+): StreamRelayHooks {
   const s = ctx.services;
   return {
+    tokens,
     commit: () => {
       bindOnCommit(ctx, account, attempted, attempts);
       committed(ctx);

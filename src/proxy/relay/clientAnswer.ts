@@ -102,7 +102,10 @@ export function sendChanged(res: ServerResponse): void {
   res.write(CHANGED_EVENT);
 }
 
-/** Ends a `/events` stream (the router is closing). */
-export function endChangeStream(res: ServerResponse): void {
-  res.end();
+/** The last event of a `/events` stream ended by a key rotation: its reader must present the new key. */
+export const KEY_ROTATED_EVENT = 'key-rotated';
+
+/** Ends a `/events` stream: the router is closing, or (`rotated`) the key it was opened with was replaced. */
+export function endChangeStream(res: ServerResponse, rotated = false): void {
+  res.end(rotated ? `event: ${KEY_ROTATED_EVENT}\ndata: {}\n\n` : undefined);
 }

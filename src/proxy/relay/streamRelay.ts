@@ -5,12 +5,14 @@
  * meaningful event (not `ping`): an `event: error` before that rotates to the
  * next account with nothing sent; after it the response is committed, and a
  * failure ends the stream with one Anthropic-shaped `event: error` after the
- * last whole event — never half an event, never a second `message_start`.
+ * last whole event — never half an event, never a second `message_start`. The attempt's
+ * tokens are replaced in every event on its way out (redact.ts).
  */
 import type { ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import type { DecisionOutcome, UsageRecord } from '../../routing/decision';
 import { streamErrorType, usageFromEvent } from './answerUsage';
+import { redactNeedles, tokenNeedles } from './redact';
 import { eventData, forEachEvent, MAX_HELD_BYTES, SseFramer, sseErrorFrame } from './sse';
 import type { ClientLink, StreamingBody } from '../upstream/call';
 
@@ -23,6 +25,8 @@ export interface StreamRelayHooks {
   /** An `event: error` of `type` arrived before any content: cools the account down; returns the result to record. */
   errorBeforeContent(type: string): string;
   warn(message: string): void;
+  /** The tokens of the attempt (access and refresh, also those a refresh gave it): replaced in every event before it goes out (redact.ts). */
+  readonly tokens: readonly (string | undefined)[];
 }
 
 /** How the relay ended. */
@@ -79,6 +83,8 @@ export class StreamRelay implements StreamingBody {
   private usage: UsageRecord | null = null;
   private ended = false;
   private readonly resume = (): void => this.controller.resume();
+  /** The attempt's tokens, encoded once: each batch of whole events is scanned for them. */
+  private readonly needles: readonly Buffer[];
 
   /**
    * @param live the relays running now, which this one joins until it ends (the router ends them when it closes: {@link shutDown})
@@ -91,6 +97,7 @@ export class StreamRelay implements StreamingBody {
     private readonly settle: (end: StreamEnd) => void,
     private readonly live?: LiveStreams,
   ) {
+    this.needles = tokenNeedles(hooks.tokens);
     live?.join(this);
   }
 
@@ -142,7 +149,8 @@ export class StreamRelay implements StreamingBody {
       this.held.push(complete);
       return;
     }
-    const out = this.held.length > 0 ? Buffer.concat([...this.held.splice(0), complete]) : complete;
+    // Whole events only (the framer holds a partial one), so no token straddles two writes.
+    const out = redactNeedles(this.held.length > 0 ? Buffer.concat([...this.held.splice(0), complete]) : complete, this.needles);
     if (!this.res.write(out)) {
       // Backpressure: the client reads slower than upstream sends.
       this.controller.pause();

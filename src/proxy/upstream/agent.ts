@@ -6,6 +6,7 @@
 import { Agent, type Dispatcher } from 'undici';
 import type { AccountKind } from '../../accounts/types';
 import type { ClientHead } from '../http/clientHead';
+import { parseRetryAfterMs } from '../../quota/time';
 
 /** The beta flag OAuth (subscription) tokens need on every request. */
 export const OAUTH_BETA = 'oauth-2025-04-20';
@@ -55,17 +56,40 @@ const DROP_RESPONSE = new Set([
 /**
  * The head of the client's response as a flat `[name, value, …]` list — the
  * form `res.writeHead` takes without building a header object: the upstream's
- * headers minus hop-by-hop ones and `content-length`, then `extra` (pairs).
+ * headers minus hop-by-hop ones and `content-length` (and `retry-after` made a
+ * plain delay: {@link clientRetryAfter}), then `extra` (pairs).
  */
 export function clientHeaderList(upstream: Record<string, string | string[] | undefined>, extra: readonly string[]): (string | string[])[] {
   const out: (string | string[])[] = [];
   for (const name in upstream) {
     const value = upstream[name];
     if (value === undefined || DROP_RESPONSE.has(name)) continue;
+    if (name === 'retry-after') {
+      const seconds = clientRetryAfter(value);
+      if (seconds !== undefined) out.push(name, seconds);
+      continue;
+    }
     out.push(name, value);
   }
   for (const v of extra) out.push(v);
   return out;
+}
+
+/** A plain `retry-after` in whole seconds: what Anthropic sends, relayed as it is. */
+const WHOLE_SECONDS = /^\d{1,9}$/;
+
+/**
+ * The upstream's `retry-after` as the client gets it: whole seconds as they are; a negative
+ * delay as `0`; a fraction or an HTTP-date as whole seconds from now (rounded up); undefined —
+ * the header is dropped — for anything else (`soon-ish`), so a client never waits on garbage.
+ * A repeated header counts by its first value.
+ */
+export function clientRetryAfter(value: string | string[]): string | undefined {
+  const first = (Array.isArray(value) ? value[0] : value)?.trim();
+  if (first === undefined) return undefined;
+  if (WHOLE_SECONDS.test(first)) return first;
+  const ms = parseRetryAfterMs(first, Date.now());
+  return ms === undefined ? undefined : String(Math.ceil(ms / 1000));
 }
 
 /**

@@ -75,9 +75,9 @@ describe('BodyBudget (the bodies held at once)', () => {
 
   it('counts a chunked body chunk by chunk, refuses it when the budget runs out, and gives its bytes back', async () => {
     const budget = new BodyBudget();
-    const held = await readBody(fakeRequest([Buffer.alloc(40 * KB), Buffer.alloc(40 * KB)]), NaN, 1 << 20, budget, 100 * KB);
+    const held = await readBody(fakeRequest([Buffer.alloc(40 * KB), Buffer.alloc(40 * KB)]), NaN, budget, 100 * KB, 0);
     assert.equal(budget.heldBytes, 80 * KB);
-    await assert.rejects(readBody(fakeRequest([Buffer.alloc(10 * KB), Buffer.alloc(20 * KB)]), NaN, 1 << 20, budget, 100 * KB), BodyBudgetError);
+    await assert.rejects(readBody(fakeRequest([Buffer.alloc(10 * KB), Buffer.alloc(20 * KB)]), NaN, budget, 100 * KB, 0), BodyBudgetError);
     assert.equal(budget.heldBytes, 80 * KB, 'the refused body gave back the 10 KB it had counted');
     held.release();
     held.release();
@@ -86,9 +86,9 @@ describe('BodyBudget (the bodies held at once)', () => {
 
   it('counts a declared body at its head and refuses one that does not fit before any byte arrives', async () => {
     const budget = new BodyBudget();
-    const first = readBody(fakeRequest([Buffer.alloc(60 * KB)]), 60 * KB, 1 << 20, budget, 100 * KB);
+    const first = readBody(fakeRequest([Buffer.alloc(60 * KB)]), 60 * KB, budget, 100 * KB, 0);
     assert.equal(budget.heldBytes, 60 * KB, 'counted from the head');
-    await assert.rejects(readBody(fakeRequest([]), 50 * KB, 1 << 20, budget, 100 * KB), BodyBudgetError);
+    await assert.rejects(readBody(fakeRequest([]), 50 * KB, budget, 100 * KB, 0), BodyBudgetError);
     (await first).release();
     assert.equal(budget.heldBytes, 0);
   });

@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { randomBytes } from 'node:crypto';
 import * as http from 'node:http';
+import * as net from 'node:net';
 import { fetchFromRouter, verifyHolder } from '../../../src/proxy/http/identity';
 import { startHarness, accounts, type Harness } from '../../support/routerHarness';
 import { proofFor, startPortHolder } from '../../support/squatter';
@@ -15,14 +16,24 @@ describe('proof of identity on the router port', () => {
   });
   after(() => h.close());
 
-  it('GET /identity answers a nonce with the HMAC of it under the key, bound to the port, without the key and with nothing else', async () => {
+  it('GET /identity answers a nonce with the HMAC of it under the key, bound to both ends of the connection, without the key and with nothing else', async () => {
     const n = nonce();
-    const res = await fetch(`${h.router.url}/identity?nonce=${n}`);
-    assert.equal(res.status, 200);
-    const body = (await res.json()) as Record<string, unknown>;
-    assert.deepEqual(Object.keys(body), ['proof']);
-    assert.equal(body.proof, proofFor(h.router.clientKey, h.router.port, n));
-    assert.notEqual(body.proof, proofFor(h.router.clientKey, h.router.port + 1, n), 'another port gives another proof');
+    const { body, socket } = await new Promise<{ body: string; socket: net.Socket }>((resolve, reject) => {
+      const req = http.get(`${h.router.url}/identity?nonce=${n}`, { agent: false }, (res) => {
+        assert.equal(res.statusCode, 200);
+        let text = '';
+        res.on('data', (d: Buffer) => (text += d.toString()));
+        res.on('end', () => resolve({ body: text, socket: req.socket! }));
+      });
+      req.on('error', reject);
+    });
+    const parsed = JSON.parse(body) as Record<string, unknown>;
+    assert.deepEqual(Object.keys(parsed), ['proof']);
+    // The router's ends are the client's socket seen from the other side.
+    const seenByRouter = { localAddress: socket.remoteAddress, localPort: socket.remotePort, remotePort: socket.localPort } as net.Socket;
+    assert.equal(parsed.proof, proofFor(h.router.clientKey, seenByRouter, n));
+    const otherClientPort = { ...seenByRouter, remotePort: (socket.localPort ?? 0) + 1 } as net.Socket;
+    assert.notEqual(parsed.proof, proofFor(h.router.clientKey, otherClientPort, n), 'another client port gives another proof');
   });
 
   it('refuses nonces that are not 64 hex digits, extra parameters, bodies and browser pages', async () => {
@@ -89,6 +100,42 @@ describe('proof of identity on the router port', () => {
       await relay.close();
     }
   });
+
+  for (const [family, address] of [
+    ['another loopback address', '127.0.0.2'],
+    ['IPv6 loopback', '::1'],
+  ] as const) {
+    it(`a plain TCP relay on ${family} with the router's port to the real router gets no key`, async function () {
+      // The relay of the finding: bytes both ways, on the same port number, to the real router.
+      const seen: Buffer[] = [];
+      const sockets: net.Socket[] = [];
+      const relay = net.createServer((inbound) => {
+        const outbound = net.connect(h.router.port, '127.0.0.1');
+        sockets.push(inbound, outbound);
+        inbound.on('data', (d: Buffer) => seen.push(d));
+        inbound.pipe(outbound).pipe(inbound);
+        inbound.on('error', () => outbound.destroy());
+        outbound.on('error', () => inbound.destroy());
+      });
+      const listening = await new Promise<boolean>((resolve) => {
+        relay.once('error', () => resolve(false));
+        relay.listen(h.router.port, address, () => resolve(true));
+      });
+      if (!listening) this.skip(); // no such loopback address on this machine
+      try {
+        const url = `http://${address.includes(':') ? `[${address}]` : address}:${h.router.port}`;
+        const holder = await verifyHolder(url, h.router.clientKey);
+        assert.equal(holder.kind, 'foreign');
+        if (holder.kind === 'foreign') assert.match(holder.why, /relaying this port/);
+        await assert.rejects(fetchFromRouter(url, h.router.clientKey, ['/status']), /could not prove it is Claude Router/);
+        assert.ok(seen.length > 0, 'the challenge went through the relay');
+        assert.ok(!Buffer.concat(seen).toString('latin1').includes(h.router.clientKey), 'the key never went through it');
+      } finally {
+        for (const sock of sockets) sock.destroy();
+        await new Promise<void>((resolve) => relay.close(() => resolve()));
+      }
+    });
+  }
 
   it('a holder that answers with endless bytes is foreign within the deadline; a closed port is free', async () => {
     const flood = await startPortHolder(0, (_req, res) => {

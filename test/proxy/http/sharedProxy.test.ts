@@ -35,6 +35,48 @@ describe('one proxy shared by several windows', () => {
     }
   });
 
+  for (const followerHearsFirst of [false, true]) {
+    it(`a key rotation ends the follower's stream of the old key; it follows again with the new key, never reporting the port blocked (${followerHearsFirst ? 'the follower hears of the key first' : 'the leader rotates first'})`, async () => {
+      const h = await startHarness(accounts('a'));
+      const port = await freePort();
+      const opts = { host: '127.0.0.1', port, clientKey: h.router.clientKey, log: silentLogger, retryMs: 60_000 };
+      const first = new SharedProxy(opts);
+      const second = new SharedProxy(opts);
+      const roles: string[] = [];
+      second.events.on('role', (r: ProxyRole) => roles.push(r.kind));
+      try {
+        first.setEngine(h.router.engine);
+        assert.equal((await first.start()).kind, 'leader');
+        assert.equal((await second.start()).kind, 'follower');
+        const newKey = 'rotated-client-key-0123456789abcdef';
+        if (followerHearsFirst) second.setClientKey(newKey);
+        h.router.engine.setClientKey(newKey);
+        first.setClientKey(newKey);
+        if (!followerHearsFirst) setTimeout(() => second.setClientKey(newKey), 300);
+        // Following again: a change of the leader's state reaches the follower over a fresh stream.
+        let heard = 0;
+        second.events.on('remoteChanged', () => heard++);
+        await eventually(
+          () => {
+            h.router.engine.state.changed();
+            return heard > 0;
+          },
+          8_000,
+          'the follower hears the leader again',
+        );
+        const old = await fetch(`http://127.0.0.1:${port}/events`, { headers: { 'x-claude-router-key': opts.clientKey } });
+        await old.body?.cancel();
+        assert.equal(old.status, 401, 'the old key is refused');
+        assert.equal(second.role.kind, 'follower');
+        assert.ok(!roles.includes('blocked'), `roles: ${roles.join(', ')}`);
+      } finally {
+        await second.dispose();
+        await first.dispose();
+        await h.close();
+      }
+    });
+  }
+
   it('does not mistake another program on the port for the proxy', async () => {
     const other = http.createServer((_req, res) => res.end('hello'));
     await new Promise<void>((r) => other.listen(0, '127.0.0.1', () => r()));
@@ -80,10 +122,10 @@ describe('one proxy shared by several windows', () => {
     const key = 'real-client-key-0123456789abcdef';
     let sent = 0;
     let cut = false;
-    const leader = await startPortHolder(0, (req, res, port) => {
+    const leader = await startPortHolder(0, (req, res) => {
       const url = new URL(req.url ?? '/', 'http://x');
       res.writeHead(200, { 'content-type': url.pathname === '/events' ? 'text/event-stream' : 'application/json' });
-      if (url.pathname === '/identity') return res.end(JSON.stringify({ proof: proofFor(key, port, url.searchParams.get('nonce') ?? '') }));
+      if (url.pathname === '/identity') return res.end(JSON.stringify({ proof: proofFor(key, req.socket, url.searchParams.get('nonce') ?? '') }));
       if (url.pathname !== '/events') return res.end('{"service":"claude-router"}');
       const chunk = Buffer.alloc(64 * 1024, 'x');
       const pump = () => {
