@@ -7,9 +7,10 @@
 import { BodyBudgetError, BodyTooLargeError, MAX_BODY_BYTES, readBody } from '../http/body';
 import { sendAnthropicError, sendContinue } from '../relay/clientAnswer';
 import type { RequestContext } from './context';
+import { clientRetry } from '../../routing/clientRetry';
 
-/** Seconds a client refused by the memory budget is asked to wait (held bodies go at their answer's first byte). */
-const BUDGET_RETRY_AFTER_S = 2;
+/** How long a client refused by the memory budget is asked to wait, ms (held bodies go at their answer's first byte). */
+const BUDGET_RETRY_MS = 2_000;
 
 /** Resolves true when the request ended here (413, 503, or the client went away while sending). */
 export function readRequestBody(ctx: RequestContext): Promise<boolean> {
@@ -32,7 +33,8 @@ export function readRequestBody(ctx: RequestContext): Promise<boolean> {
       } else if (err instanceof BodyBudgetError) {
         const message = `Claude Router is holding ${bodyBudget.heldBytes} bytes of request bodies, near its limit of ${budgetLimit} (routing.max-buffered-body-bytes); retry shortly.`;
         log.warn(`request refused: ${message}`);
-        sendAnthropicError(res, 503, 'overloaded_error', message, { 'retry-after': String(BUDGET_RETRY_AFTER_S) });
+        const { retryAfterS } = clientRetry(BUDGET_RETRY_MS, ctx.generation.config.policy.clientRetryHorizonMs);
+        sendAnthropicError(res, 503, 'overloaded_error', message, { 'retry-after': String(retryAfterS) });
       }
       return true;
     },
