@@ -44,7 +44,7 @@ export interface RoutingPolicy {
    * When no account can serve and the pool's earliest recovery is at most this far away, the
    * router's own answer keeps the client retrying (throttle-shaped, `retry-after` at most 60 s)
    * instead of claiming a usage window or naming a wait past Claude Code's 60 s retry bound
-   * (docs/claude-code-client.md#the-routers-own-answers). ms, 0 = off, at most 3 600 000.
+   * (docs/claude-code-client.md#the-client-retry-horizon). ms, 0 = off, at most 3 600 000.
    */
   clientRetryHorizonMs: number;
   /** Spill threshold in in-flight requests; 0 = off. */
