@@ -3,6 +3,7 @@
  * JSON body, public client id, refresh tokens rotate on every refresh.
  */
 import { request } from 'undici';
+import { ROUTER_USER_AGENT } from './userAgent';
 
 /** Claude Code's public OAuth client id. */
 export const OAUTH_CLIENT_ID = '9d1c250a-e61b-44d9-88ed-5944d1962f5e';
@@ -52,7 +53,7 @@ export function oauthRefresher(tokenUrl: string, now: () => number = Date.now, t
     try {
       const res = await request(tokenUrl, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        headers: { 'content-type': 'application/json', accept: 'application/json', 'user-agent': ROUTER_USER_AGENT },
         body: JSON.stringify({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: OAUTH_CLIENT_ID }),
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,

@@ -8,6 +8,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { request } from 'undici';
 import { OAUTH_CLIENT_ID, RefreshError } from './oauth';
 import type { Credentials } from './types';
+import { ROUTER_USER_AGENT } from './userAgent';
 
 export const AUTHORIZE_URL = 'https://claude.ai/oauth/authorize';
 export const MANUAL_REDIRECT_URI = 'https://platform.claude.com/oauth/code/callback';
@@ -61,7 +62,7 @@ export async function exchangeCode(tokenUrl: string, login: PkceLogin, pasted: s
   try {
     const res = await request(tokenUrl, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      headers: { 'content-type': 'application/json', accept: 'application/json', 'user-agent': ROUTER_USER_AGENT },
       body: JSON.stringify({ grant_type: 'authorization_code', code, state, client_id: OAUTH_CLIENT_ID, redirect_uri: MANUAL_REDIRECT_URI, code_verifier: login.verifier }),
       headersTimeout: 30_000,
       bodyTimeout: 30_000,

@@ -38,13 +38,13 @@ export async function runDemo(values: { port?: string; logLevel?: string } & Glo
   const registered = findRunningProxy(home) === undefined;
   if (registered) registerProxy(home, { url: router.url, pid: process.pid, stateDir });
   const watch = registered ? 'node dist/cli.js status' : `node dist/cli.js status --state-dir ${shellQuote(stateDir)}`;
+  const envCommand = registered ? 'node dist/cli.js env' : `node dist/cli.js env --state-dir ${shellQuote(stateDir)} --url ${router.url}`;
   // No line printed here holds the key: a pasted command with it would land in the shell's
   // history. The key is read from its file where it is used.
-  const keyFile = shellQuote(clientKeyFile(stateDir));
-  const env = shellExports(claudeCodeEnvironment(router.url, KEY_PLACEHOLDER)).replace(`'${KEY_PLACEHOLDER}'`, `"$(cat ${keyFile})"`);
+  const env = shellExports(claudeCodeEnvironment(router.url, { file: clientKeyFile(stateDir) }));
   process.stdout.write(
     `Claude Router demo: ${DEMO_ACCOUNTS.length} simulated accounts (${DEMO_ACCOUNTS.map((a) => a.label).join(', ')}) behind a fake Anthropic upstream.\n` +
-      'Point Claude Code at it (paste into another terminal, then run `claude`):\n' +
+      `Point Claude Code at it: in another terminal run  eval "$(${envCommand})"  (PowerShell: add --shell powershell), then \`claude\`; or paste:\n` +
       env.replace(/^/gm, '  ') +
       '\n' +
       `Watch the pool: ${watch} (or status --watch; decisions shows why each request went where it went)\n` +
@@ -67,9 +67,6 @@ export async function runDemo(values: { port?: string; logLevel?: string } & Glo
       `Delete ${stateDir} when you are done with them.\n`,
   );
 }
-
-/** Stands for the client key in the printed environment, replaced by a `$(cat <file>)` of its file. */
-const KEY_PLACEHOLDER = 'client-key-placeholder';
 
 /** `text` as one single-quoted POSIX shell word. */
 function shellQuote(text: string): string {

@@ -6,6 +6,7 @@
  *   claude-router decisions [-n N] [--session H] [--account A] [--outcome O] [--reason R] [--since T] [--until T] [--request ID]
  *   claude-router explain [--model M]
  *   claude-router estimation [--json]
+ *   claude-router env [--shell posix|powershell|cmd]
  *   claude-router demo [--port N]
  *   claude-router accounts login|list|add|import|remove|rename|enable|disable|move|primary|logout|reset-cooldown …
  *   claude-router rotate-key [--config F]
@@ -29,6 +30,7 @@ import { runWatch } from './watchCommand';
 import { runDecisions, type DecisionsOptions } from './decisionsCommand';
 import { runExplain, type ExplainOptions } from './explainCommand';
 import { runEstimation, type EstimationOptions } from './estimationCommand';
+import { ENV_SHELLS, runEnv, type EnvOptions } from './envCommand';
 import { registerAccountCommands } from './accountsProgram';
 import { addProxyOptions, configOption, example, PROXY_HELP } from './help';
 import { completionScript, SHELLS, type Shell } from './completion';
@@ -162,6 +164,22 @@ export function buildProgram(done: (code: number) => void): Command {
     .option('--json', 'the /estimation report as JSON')
     .addHelpText('after', `\n${PROXY_HELP}\n${example('claude-router estimation', 'claude-router estimation --json')}`)
     .action(async (_opts: unknown, cmd: Command) => done(await runEstimation(cmd.optsWithGlobals<EstimationOptions>())));
+
+  addProxyOptions(
+    program
+      .command('env')
+      .summary("the environment that points a terminal's Claude Code at the running proxy")
+      .description(
+        'Print the variables that send Claude Code through the running proxy — the ones the VS Code terminals get — as shell lines to eval. The local key is read by the shell from its file when the lines run; it is not printed.',
+      ),
+  )
+    .addOption(new Option('--shell <shell>', "the shell's syntax (default: powershell on Windows, else posix)").choices(ENV_SHELLS))
+    .addOption(new Option('--subscription-type <plan>', 'the plan of the pooled accounts Claude Code is told (its default model and label)').choices(['max', 'pro']).default('max'))
+    .addHelpText(
+      'after',
+      `\n${PROXY_HELP}\n${example('eval "$(claude-router env)"', 'claude-router env --shell powershell | Out-String | Invoke-Expression', 'claude-router env --shell cmd > env.cmd && call env.cmd')}`,
+    )
+    .action(async (_opts: unknown, cmd: Command) => done(await runEnv(cmd.optsWithGlobals<EnvOptions>())));
 
   program
     .command('demo')

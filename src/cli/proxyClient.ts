@@ -9,7 +9,7 @@ import { configFromArgs, UsageError, type GlobalOptions } from './args';
 import { findRunningProxy } from './discovery';
 import { stateDirOf } from './runtime';
 import { commandLineWarning } from './secretInput';
-import { readClientKey } from './stateDir';
+import { clientKeyFile, readClientKey } from './stateDir';
 
 /** The options every client command takes. */
 export interface ProxyTargetOptions extends GlobalOptions {
@@ -24,6 +24,10 @@ export interface ProxyTargetOptions extends GlobalOptions {
 export interface ProxyTarget {
   url: string;
   key: string;
+  /** The file the key was read from (`<state-dir>/client-key`); undefined when it came from `--key`, `CLAUDE_ROUTER_KEY` or the config. */
+  keyFile?: string;
+  /** Whether `url` is the one a running proxy registered (false: `--url`, or the config's `listen`). */
+  registered?: boolean;
 }
 
 /**
@@ -41,11 +45,13 @@ export async function proxyTarget(values: ProxyTargetOptions, env: NodeJS.Proces
     process.stderr.write(commandLineWarning('--key', 'CLAUDE_ROUTER_KEY', 'set CLAUDE_ROUTER_KEY instead, or let the command read the key from the state directory'));
   }
   // Reading never creates a key: a missing one means the wrong state directory.
-  const key = values.key ?? (env.CLAUDE_ROUTER_KEY || undefined) ?? config.clientKey ?? (running && readClientKey(running.stateDir)) ?? readClientKey(dir);
+  const given = values.key ?? (env.CLAUDE_ROUTER_KEY || undefined) ?? config.clientKey;
+  const keyDir = given === undefined ? [running?.stateDir, dir].find((d) => d !== undefined && readClientKey(d) !== undefined) : undefined;
+  const key = given ?? (keyDir !== undefined ? readClientKey(keyDir) : undefined);
   if (!key) throw new UsageError(`no client key in ${dir} and no proxy registered there; pass --state-dir or --config of the running proxy, or set CLAUDE_ROUTER_KEY`);
   const host = config.listen?.host ?? DEFAULT_SERVER_SETTINGS.host;
   const url = values.url ?? running?.url ?? `http://${host.includes(':') ? `[${host}]` : host}:${config.listen?.port ?? DEFAULT_SERVER_SETTINGS.port}`;
-  return { url, key };
+  return { url, key, keyFile: keyDir !== undefined ? clientKeyFile(keyDir) : undefined, registered: values.url === undefined && running !== undefined };
 }
 
 function isHttpUrl(text: string): boolean {

@@ -55,6 +55,7 @@ export const routingSchema = z.strictObject({
     .min(0, 'must be from 0 (off) to 120000 ms')
     .max(120_000, 'must be from 0 (off) to 120000 ms: the whole wait of a request is bounded by 120 s')
     .optional(),
+  clientRetryHorizonMs: z.number().int().min(0, 'must be from 0 (off) to 3600000 ms').max(3_600_000, 'must be from 0 (off) to 3600000 ms (1 hour)').optional(),
   spillInflight: z.number().int().min(0).max(100).optional(),
   maxInflightPerAccount: z.number().int().min(0).max(10_000).optional(),
   sessionSoftLimit: z.number().gt(0).max(1).optional(),

@@ -5,7 +5,7 @@
  * docs/anthropic-api.md#streaming (errors inside a 200 SSE stream). The result type is `ResponseClass` (./types.ts).
  */
 import { DEFAULT_THROTTLE_MS, WINDOW_EXHAUSTED_FALLBACK_MS } from './constants';
-import { isFamilyKey, modelFamily } from './family';
+import { isFamilyKey, modelFamily, namesModelFamily } from './family';
 import { type HeaderBag, lowerCaseHeaders, parseUnifiedHeaders } from './headers';
 import { isRejectionStatus, normalizeStatus, showsAllowed } from './status';
 import { parseRetryAfterMs } from './time';
@@ -60,7 +60,9 @@ function claimFamily(claim: string | undefined): string | undefined {
  *   unified reset, or now + 10 min without a future one;
  * - else a `7d_<family>` window rejected, or unified `rejected` with claim `seven_day_<family>`
  *   (or with no claim while a scoped window is rejected) → `model_scoped_exhausted` for that
- *   family (the requested model's family when it is among them), until its future reset if known.
+ *   family (the requested model's family when it is among them), until its future reset if known;
+ *   a window whose key names no model family (`7d_oi`) is reported as the requested model's family,
+ *   with the key as `window`.
  */
 function exhaustion(snap: QuotaSnapshot, nowMs: number, model: string | undefined): ResponseClass | undefined {
   const future = (reset: number | undefined): number | undefined => (reset !== undefined && reset > nowMs ? reset : undefined);
@@ -93,11 +95,18 @@ function exhaustion(snap: QuotaSnapshot, nowMs: number, model: string | undefine
   if (unifiedIsScoped && claimFam !== undefined && !candidates.includes(claimFam)) candidates.push(claimFam);
   if (candidates.length === 0) return undefined;
   const wanted = modelFamily(model);
-  const family = wanted !== undefined && candidates.includes(wanted) ? wanted : claimFam !== undefined && candidates.includes(claimFam) ? claimFam : candidates[0];
+  const key = wanted !== undefined && candidates.includes(wanted) ? wanted : claimFam !== undefined && candidates.includes(claimFam) ? claimFam : candidates[0];
   const untilMs =
-    future(Object.hasOwn(scoped, family) ? scoped[family].resetAtMs : undefined) ??
-    (unifiedIsScoped && (family === claimFam || claimFam === undefined) ? future(snap.unifiedResetAtMs) : undefined);
-  return untilMs === undefined ? { kind: 'model_scoped_exhausted', family } : { kind: 'model_scoped_exhausted', family, untilMs };
+    future(Object.hasOwn(scoped, key) ? scoped[key].resetAtMs : undefined) ??
+    (unifiedIsScoped && (key === claimFam || claimFam === undefined) ? future(snap.unifiedResetAtMs) : undefined);
+  // A window named by no model family (`7d_oi`) that refused this request holds the requested model:
+  // bar that model's family, or the rejection would bar nothing.
+  const cls: Extract<ResponseClass, { kind: 'model_scoped_exhausted' }> =
+    wanted !== undefined && key !== wanted && !namesModelFamily(key)
+      ? { kind: 'model_scoped_exhausted', family: wanted, window: key }
+      : { kind: 'model_scoped_exhausted', family: key };
+  if (untilMs !== undefined) cls.untilMs = untilMs;
+  return cls;
 }
 
 /**

@@ -11,6 +11,18 @@ export function isFamilyKey(family: string): boolean {
   return FAMILY.test(family);
 }
 
+/** The model families Anthropic's models are named by (`claude-<family>-…`, `Claude <Family> …`). */
+const MODEL_FAMILIES: ReadonlySet<string> = new Set(['opus', 'sonnet', 'haiku']);
+
+/**
+ * True when a scoped-window key (`7d_<key>`, `seven_day_<key>`) names a model family. Some do not:
+ * `7d_oi` is kept under `oi`, which no model id carries, so the window's models are learned from
+ * the request it refused (src/quota/classify.ts).
+ */
+export function namesModelFamily(key: string): boolean {
+  return MODEL_FAMILIES.has(key);
+}
+
 /**
  * The family of a model id or display name, lower case, or undefined.
  *

@@ -85,8 +85,12 @@ export type ResponseClass =
   | { kind: 'success' }
   /** A rejected 5h/7d/unified window whose reset is still ahead: account cooled until `untilMs`, rotate. */
   | { kind: 'window_exhausted'; untilMs: number; windows: string[] }
-  /** Only a model-scoped window rejected: skip this account for that model family, no account cooldown. */
-  | { kind: 'model_scoped_exhausted'; family: string; untilMs?: number }
+  /**
+   * Only a model-scoped window rejected: skip this account for that model family, no account
+   * cooldown. `window`: the window's key when it names no model family (`oi` of `7d_oi`) — `family`
+   * is then the refused request's model family.
+   */
+  | { kind: 'model_scoped_exhausted'; family: string; window?: string; untilMs?: number }
   /** 429 with `retry-after` and no rejected window: short cooldown of `retryAfterMs`, rotate. */
   | { kind: 'throttle'; retryAfterMs: number }
   /** 429 with neither rate-limit headers nor `retry-after`: not a capacity signal, no cooldown. */

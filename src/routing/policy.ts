@@ -40,6 +40,13 @@ export interface RoutingPolicy {
    * many ms (docs/routing.md#transient-wait). ms, 0 = off, at most 120 000.
    */
   transientWaitMaxMs: number;
+  /**
+   * When no account can serve and the pool's earliest recovery is at most this far away, the
+   * router's own answer keeps the client retrying (throttle-shaped, `retry-after` at most 60 s)
+   * instead of claiming a usage window or naming a wait past Claude Code's 60 s retry bound
+   * (docs/claude-code-client.md#the-client-retry-horizon). ms, 0 = off, at most 3 600 000.
+   */
+  clientRetryHorizonMs: number;
   /** Spill threshold in in-flight requests; 0 = off. */
   spillInflight: number;
   /** Per-account cap on in-flight requests; 0 = no cap. */
@@ -110,6 +117,7 @@ export const DEFAULT_POLICY: Readonly<RoutingPolicy> = Object.freeze({
   sessionAffinityRebind: 'on-serve',
   sessionAffinityBlipWaitMs: 2_000,
   transientWaitMaxMs: 90_000,
+  clientRetryHorizonMs: 600_000,
   spillInflight: 0,
   maxInflightPerAccount: 0,
   sessionSoftLimit: 0.97,

@@ -1,7 +1,8 @@
 import { strict as assert } from 'node:assert';
 import { createHash } from 'node:crypto';
 import { exchangeCode, parsePastedCode, startPkceLogin } from '../../src/accounts/oauthLogin';
-import { OAUTH_CLIENT_ID } from '../../src/accounts/oauth';
+import { OAUTH_CLIENT_ID, oauthRefresher } from '../../src/accounts/oauth';
+import { version } from '../../package.json';
 import { startFakeUpstream } from '../../src/sim';
 
 describe('sign in with Claude (OAuth PKCE, manual code)', () => {
@@ -33,6 +34,21 @@ describe('sign in with Claude (OAuth PKCE, manual code)', () => {
       assert.match(creds.refreshToken!, /^sk-ant-ort01-/);
       assert.ok(creds.expiresAtMs! > Date.now());
       await assert.rejects(exchangeCode(sim.tokenUrl, login, `wrong-code#${login.state}`), (e: Error) => /sign-in failed/.test(e.message) && !e.message.includes('sk-ant'));
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it('token requests — the code exchange and a refresh — carry the User-Agent claude-router/<version>', async () => {
+    const sim = await startFakeUpstream({ accounts: [{ label: 'me', accessToken: 'sk-ant-oat01-old', refreshToken: 'sk-ant-ort01-old' }] });
+    try {
+      const login = startPkceLogin();
+      const creds = await exchangeCode(sim.tokenUrl, login, `sim-code-me#${login.state}`);
+      await oauthRefresher(sim.tokenUrl)(creds.refreshToken!);
+      const tokenRequests = sim.requests.filter((q) => q.path === '/v1/oauth/token');
+      assert.equal(tokenRequests.length, 2);
+      for (const q of tokenRequests) assert.equal(q.headers['user-agent'], `claude-router/${version}`);
+      assert.match(version, /^\d+\.\d+\.\d+/);
     } finally {
       await sim.close();
     }

@@ -19,6 +19,7 @@ describe('VS Code settings → routing policy', () => {
       'allowOverage',
       'queueWaitMaxMs',
       'admissionRamp',
+      'clientRetryHorizonMs',
     ]) {
       assert.ok(ROUTING_SETTING_KEYS.includes(k as never), k);
     }

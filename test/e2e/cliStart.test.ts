@@ -161,6 +161,7 @@ describe('e2e: claude-router CLI', function () {
       assert.ok(key.length >= 16, 'a key in the file');
       assert.ok(!out.includes(key), 'the demo prints no line holding the key');
       assert.match(out, /^Watch the pool: node dist\/cli\.js status /m, 'plain `status` finds the demo (test/e2e/cliDiscovery.test.ts)');
+      assert.match(out, /eval "\$\(node dist\/cli\.js env\)"/, 'the demo points at `env` (test/e2e/cliEnv.test.ts)');
 
       const ok = await post(url, key, 'demo-session');
       assert.equal(ok.status, 200, ok.text);

@@ -1,6 +1,8 @@
 import { strict as assert } from 'node:assert';
 import { classifyResponse, classifyStreamError, errorTypeOf } from '../../src/quota/classify';
 import { DEFAULT_THROTTLE_MS, WINDOW_EXHAUSTED_FALLBACK_MS } from '../../src/quota/constants';
+import { planScopedCooldown, scopedCooldownClearedBy } from '../../src/quota/scopedCooldown';
+import type { QuotaSnapshot } from '../../src/quota/types';
 
 const NOW = Date.UTC(2025, 10, 4, 0, 0, 0);
 const S = (ms: number): string => String(Math.floor(ms / 1000));
@@ -255,5 +257,41 @@ describe('quota/classify classifyStreamError', () => {
     assert.deepEqual(classifyStreamError('api_error', NOW), { kind: 'server_error' });
     assert.deepEqual(classifyStreamError('invalid_request_error', NOW), { kind: 'server_error' });
     assert.deepEqual(classifyStreamError('', NOW), { kind: 'server_error' });
+  });
+});
+
+describe('quota/classify: a scoped window named by no model family (7d_oi)', () => {
+  const oiHeaders = {
+    [`${P}status`]: 'rejected',
+    [`${P}representative-claim`]: 'seven_day_oi',
+    [`${P}reset`]: S(D7),
+    [`${P}5h-status`]: 'allowed',
+    [`${P}7d-status`]: 'allowed',
+    [`${P}7d_oi-status`]: 'rejected',
+    [`${P}7d_oi-reset`]: S(D7),
+  };
+
+  it("bars the refused request's model family until the window's reset, naming the window; the account's other models are not barred", () => {
+    const cls = classifyResponse({ status: 429, headers: oiHeaders, nowMs: NOW, model: 'claude-opus-4-5' });
+    assert.deepEqual(cls, { kind: 'model_scoped_exhausted', family: 'opus', window: 'oi', untilMs: Math.floor(D7 / 1000) * 1000 });
+    const planned = planScopedCooldown(cls, NOW)!;
+    assert.equal(planned.family, 'opus', 'the cooldown is kept under the family requests are planned by');
+    assert.deepEqual(planned.cooldown.windows, ['7d_oi']);
+    assert.equal(planned.cooldown.untilMs, Math.floor(D7 / 1000) * 1000);
+  });
+
+  it('lifted by later evidence of the oi window, not of the family it bars', () => {
+    const planned = planScopedCooldown(classifyResponse({ status: 429, headers: oiHeaders, nowMs: NOW, model: 'claude-opus-4-5' }), NOW)!;
+    const later = NOW + 60_000;
+    const window = (status: string) => ({ status, utilization: status === 'rejected' ? 1 : 0.2, resetAtMs: D7, observedAtMs: later });
+    const snapshot = (scoped: QuotaSnapshot['scoped']): QuotaSnapshot => ({ observedAtMs: later, source: 'headers', scoped });
+    assert.equal(scopedCooldownClearedBy(planned.cooldown, 'opus', snapshot({ oi: window('rejected'), opus: window('allowed') }), later), false);
+    assert.equal(scopedCooldownClearedBy(planned.cooldown, 'opus', snapshot({ oi: window('allowed') }), later), true);
+  });
+
+  it('a window named by a model family keeps its own family; with no model known, the key stays', () => {
+    const sonnetOnly = { [`${P}7d_sonnet-status`]: 'rejected', [`${P}7d_sonnet-reset`]: S(D7) };
+    assert.equal((classifyResponse({ status: 429, headers: sonnetOnly, nowMs: NOW, model: 'claude-opus-4-5' }) as { family: string }).family, 'sonnet');
+    assert.deepEqual(classifyResponse({ status: 429, headers: oiHeaders, nowMs: NOW }), { kind: 'model_scoped_exhausted', family: 'oi', untilMs: Math.floor(D7 / 1000) * 1000 });
   });
 });

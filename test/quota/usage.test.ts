@@ -141,3 +141,19 @@ describe('quota/usage parseUsagePayload', () => {
     assert.equal(snap?.scoped['haiku']?.utilization, 0.6);
   });
 });
+
+describe('usage: the 7d_oi window and the model its limits[] entry names', () => {
+  it('keeps seven_day_oi under oi and bars the model the weekly_scoped entry names (its family), so planning for that model sees it rejected', () => {
+    const resets = '2025-11-10T00:00:00Z';
+    const snap = parseUsagePayload(
+      {
+        seven_day_oi: { utilization: 100, resets_at: resets },
+        limits: [{ kind: 'weekly_scoped', percent: 100, resets_at: resets, scope: { model: { display_name: 'Claude Opus 4.5' } } }],
+      },
+      OBS,
+    )!;
+    assert.equal(snap.scoped.oi.status, 'rejected');
+    assert.equal(snap.scoped.opus.status, 'rejected', 'the model the entry names');
+    assert.equal(snap.scoped.sonnet, undefined, 'other models are not barred');
+  });
+});

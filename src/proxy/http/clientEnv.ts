@@ -10,8 +10,13 @@
 
 import type { SubscriptionType } from '../../config/schema';
 
-/** Variables for a terminal running Claude Code through the router at `url`, for accounts of plan `subscriptionType`. */
-export function claudeCodeEnvironment(url: string, clientKey: string, subscriptionType: SubscriptionType = 'max'): Record<string, string> {
+/**
+ * Variables for a terminal running Claude Code through the router at `url`, for accounts of plan
+ * `subscriptionType`; the key as its value, or (for {@link shellExports}) as the file it is read from.
+ */
+export function claudeCodeEnvironment(url: string, clientKey: string, subscriptionType?: SubscriptionType): Record<string, string>;
+export function claudeCodeEnvironment(url: string, clientKey: string | ValueFromFile, subscriptionType?: SubscriptionType): Record<string, string | ValueFromFile>;
+export function claudeCodeEnvironment(url: string, clientKey: string | ValueFromFile, subscriptionType: SubscriptionType = 'max'): Record<string, string | ValueFromFile> {
   return {
     ANTHROPIC_BASE_URL: url,
     CLAUDE_CODE_OAUTH_TOKEN: clientKey,
@@ -24,22 +29,53 @@ export function claudeCodeEnvironment(url: string, clientKey: string, subscripti
 export type ShellKind = 'posix' | 'powershell' | 'cmd';
 
 /**
- * Lines that set `env` in a shell: `export NAME='value'` (POSIX), `$env:NAME = 'value'`
- * (PowerShell) or `set "NAME=value"` (cmd). Quotes are escaped for POSIX and PowerShell.
- * @throws Error for cmd, when a value holds `"`, `%`, `!` or a line break (cmd cannot quote them)
+ * A value the shell reads from a file when it runs the line (the file's first line, without its
+ * line break), so the value itself — the local key — is never printed.
  */
-export function shellExports(env: Record<string, string>, shell: ShellKind = 'posix'): string {
+export interface ValueFromFile {
+  /** Absolute path of the file. */
+  file: string;
+}
+
+/**
+ * Lines that set `env` in a shell: `export NAME='value'` (POSIX), `$env:NAME = 'value'`
+ * (PowerShell) or `set "NAME=value"` (cmd). Quotes are escaped for POSIX and PowerShell. A
+ * {@link ValueFromFile} becomes `export NAME="$(cat 'file')"`,
+ * `$env:NAME = (Get-Content -LiteralPath 'file' -TotalCount 1)` or `set /p NAME=<"file"`.
+ * @throws Error for cmd, when a value or a file path holds `"`, `%`, `!` or a line break (cmd cannot quote them)
+ */
+export function shellExports(env: Record<string, string | ValueFromFile>, shell: ShellKind = 'posix'): string {
   return Object.entries(env)
-    .map(([k, v]) => {
-      switch (shell) {
-        case 'posix':
-          return `export ${k}='${v.replace(/'/g, `'\\''`)}'`;
-        case 'powershell':
-          return `$env:${k} = '${v.replace(/'/g, "''")}'`;
-        case 'cmd':
-          if (/["%!\r\n]/.test(v)) throw new Error(`${k} holds a character cmd cannot quote`);
-          return `set "${k}=${v}"`;
-      }
-    })
+    .map(([k, v]) => (typeof v === 'string' ? exportLine(k, v, shell) : exportFromFileLine(k, v.file, shell)))
     .join('\n');
+}
+
+function exportLine(k: string, v: string, shell: ShellKind): string {
+  switch (shell) {
+    case 'posix':
+      return `export ${k}=${posixQuote(v)}`;
+    case 'powershell':
+      return `$env:${k} = ${powershellQuote(v)}`;
+    case 'cmd':
+      return `set "${k}=${cmdSafe(k, v)}"`;
+  }
+}
+
+function exportFromFileLine(k: string, file: string, shell: ShellKind): string {
+  switch (shell) {
+    case 'posix':
+      return `export ${k}="$(cat ${posixQuote(file)})"`;
+    case 'powershell':
+      return `$env:${k} = (Get-Content -LiteralPath ${powershellQuote(file)} -TotalCount 1)`;
+    case 'cmd':
+      return `set /p ${k}=<"${cmdSafe(k, file)}"`;
+  }
+}
+
+const posixQuote = (v: string) => `'${v.replace(/'/g, `'\\''`)}'`;
+const powershellQuote = (v: string) => `'${v.replace(/'/g, "''")}'`;
+
+function cmdSafe(k: string, v: string): string {
+  if (/["%!\r\n]/.test(v)) throw new Error(`${k} holds a character cmd cannot quote`);
+  return v;
 }

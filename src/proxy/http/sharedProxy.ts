@@ -16,6 +16,11 @@ import { listen, type ProxyServer } from './server';
 import { verifyHolder } from './identity';
 import { KEY_ROTATED_EVENT, sendAnthropicError } from '../relay/clientAnswer';
 import { forEachEvent, SseEventTooLargeError, SseFramer } from '../relay/sse';
+import { clientRetry } from '../../routing/clientRetry';
+import { DEFAULT_POLICY } from '../../routing/policy';
+
+/** How soon a window still building its engine expects to serve, ms (the 503 "starting" answer's wait). */
+const STARTING_RETRY_MS = 1_000;
 
 /** This window's part. */
 export type ProxyRole =
@@ -82,7 +87,10 @@ export class SharedProxy {
 
   private readonly handle = (req: IncomingMessage, res: ServerResponse) => {
     if (this.engine) this.engine.handle(req, res);
-    else sendAnthropicError(res, 503, 'api_error', 'Claude Router is starting.');
+    else
+      sendAnthropicError(res, 503, 'api_error', 'Claude Router is starting.', {
+        'retry-after': String(clientRetry(STARTING_RETRY_MS, DEFAULT_POLICY.clientRetryHorizonMs).retryAfterS),
+      });
   };
 
   /** Leads, follows or reports the port blocked. Never throws. */

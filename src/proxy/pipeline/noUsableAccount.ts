@@ -1,13 +1,17 @@
 /**
- * The answer when no account can take a request: 429 with `retry-after` set
- * to the earliest moment every blocker of one account has cleared (see
- * src/routing/recovery.ts), and a message naming that account and the window
- * that clears last — or, when that account only pauses
- * after Anthropic's own trouble (529 overloaded, 5xx), the status of that
- * trouble: it is not a rate limit of the user's.
+ * The answer when no account can take a request: 429 with a message naming
+ * the earliest moment every blocker of one account has cleared (see
+ * src/routing/recovery.ts), that account and the window that clears last — or,
+ * when that account only pauses after Anthropic's own trouble (529 overloaded,
+ * 5xx), the status of that trouble: it is not a rate limit of the user's.
+ * Whether the client is kept retrying (`retry-after` at most 60 s, no claim)
+ * or told the wait is final (its real length, the window's claim) is
+ * src/routing/clientRetry.ts's rule.
  */
 import { isoTime } from '../../quota/time';
 import { formatDuration } from '../../quota/duration';
+import { clientRetry } from '../../routing/clientRetry';
+import { DEFAULT_POLICY } from '../../routing/policy';
 import { recoveriesByTime, type Recovery, type RecoveryInput } from '../../routing/recovery';
 
 /** The client's answer: HTTP status, Anthropic error type, `retry-after` in SECONDS (absent: none), extra headers, message. */
@@ -23,8 +27,14 @@ export interface NoUsableAccountAnswer {
  * Status, headers and message for "no usable account" at `now` (epoch ms). `accounts` carry
  * metrics computed for the request (its model family decides which scoped window blocks).
  * @param modelFamily the requested model's family (`opus`, `sonnet`, …): a model-scoped window is claimed under its name
+ * @param horizonMs `routing.client-retry-horizon-ms` (ms; 0 = off): an earliest recovery within it keeps the client retrying
  */
-export function noUsableAccountAnswer(accounts: readonly RecoveryInput[], now: number, modelFamily?: string): NoUsableAccountAnswer {
+export function noUsableAccountAnswer(
+  accounts: readonly RecoveryInput[],
+  now: number,
+  modelFamily?: string,
+  horizonMs: number = DEFAULT_POLICY.clientRetryHorizonMs,
+): NoUsableAccountAnswer {
   const recoveries = recoveriesByTime(accounts, now);
   const first = recoveries[0];
   if (!first || !Number.isFinite(first.atMs)) {
@@ -45,8 +55,11 @@ export function noUsableAccountAnswer(accounts: readonly RecoveryInput[], now: n
     // A minute lets the usage poller bring fresh evidence before Claude Code asks again.
     return { status: 429, type: 'rate_limit_error', retryAfterS: 60, windowHeaders: {}, message: `Claude Router: no usable account. ${why}` };
   }
-  const retryAfterS = Math.max(1, Math.ceil((first.atMs - now) / 1000));
+  const claimedEverywhere = recoveries.every((r) => claimOf(r, now, modelFamily) !== undefined);
+  const { retry, retryAfterS, waitS } = clientRetry(first.atMs - now, horizonMs, claimedEverywhere);
   const when = isoTime(first.atMs) ?? 'an unknown time';
+  // The real wait, and — when the client is kept retrying — how soon it is asked to.
+  const wait = retry ? `in ${minutesAndSeconds(waitS)}; retry in ${retryAfterS} s` : `in ${formatDuration(waitS)}`;
   const upstreamTrouble = first.cooldownReason === 'overloaded' || first.cooldownReason === 'server_error';
   if (upstreamTrouble) {
     // Claude Code retries 529 and 5xx with backoff and shows them as Anthropic's trouble, which
@@ -59,18 +72,25 @@ export function noUsableAccountAnswer(accounts: readonly RecoveryInput[], now: n
       windowHeaders: {},
       message:
         `Claude Router: Anthropic ${overloaded ? 'is overloaded' : 'answered with server errors'}; every account is pausing. ` +
-        `The first to be tried again is "${first.label}" at ${when}, in ${formatDuration(retryAfterS)}.`,
+        `The first to be tried again is "${first.label}" at ${when}, ${wait}.`,
     };
   }
   return {
     status: 429,
     type: 'rate_limit_error',
     retryAfterS,
-    windowHeaders: unifiedHeadersFor(first, now, modelFamily),
+    // A pause the pool gets over within the horizon is no limit of the user's: no claim, so Claude Code retries.
+    windowHeaders: retry ? {} : unifiedHeadersFor(first, now, modelFamily),
     message:
-      `Claude Router: all ${accounts.length} account(s) are rate-limited or unavailable. ` +
-      `The earliest to recover is "${first.label}" (${first.what}) at ${when}, in ${formatDuration(retryAfterS)}.`,
+      `Claude Router: all ${accounts.length} account(s) are rate-limited or unavailable. ` + `The earliest to recover is "${first.label}" (${first.what}) at ${when}, ${wait}.`,
   };
+}
+
+/** A wait within the horizon to the second: `45 s`, `1 min 40 s`, `10 min`. */
+function minutesAndSeconds(s: number): string {
+  const m = Math.floor(s / 60);
+  if (m === 0) return `${s} s`;
+  return s % 60 === 0 ? `${m} min` : `${m} min ${s % 60} s`;
 }
 
 /** A window at most this far from its reset can be the 5-hour one: 5 h, in ms. */

@@ -9,9 +9,10 @@ import { BodyBudgetError, BodyTooLargeError, MAX_BODY_BYTES, readBody } from '..
 import { parseRoomFor } from '../http/requestInfo';
 import { sendAnthropicError, sendContinue } from '../relay/clientAnswer';
 import type { RequestContext } from './context';
+import { clientRetry } from '../../routing/clientRetry';
 
-/** Seconds a client refused by the memory budget is asked to wait (held bodies go at their answer's first byte). */
-const BUDGET_RETRY_AFTER_S = 2;
+/** How long a client refused by the memory budget is asked to wait, ms (held bodies go at their answer's first byte). */
+const BUDGET_RETRY_MS = 2_000;
 
 /** Resolves true when the request ended here (413, 503, or the client went away while sending). */
 export function readRequestBody(ctx: RequestContext): Promise<boolean> {
@@ -47,5 +48,6 @@ export function refuseForBudget(ctx: RequestContext): void {
   const budgetLimit = ctx.generation.config.policy.maxBufferedBodyBytes;
   const message = `Claude Router is holding ${bodyBudget.heldBytes} bytes of request bodies, near its limit of ${budgetLimit} (routing.max-buffered-body-bytes); retry shortly.`;
   log.warn(`request refused: ${message}`);
-  sendAnthropicError(ctx.res, 503, 'overloaded_error', message, { 'retry-after': String(BUDGET_RETRY_AFTER_S) });
+  const { retryAfterS } = clientRetry(BUDGET_RETRY_MS, ctx.generation.config.policy.clientRetryHorizonMs);
+  sendAnthropicError(ctx.res, 503, 'overloaded_error', message, { 'retry-after': String(retryAfterS) });
 }

@@ -9,6 +9,10 @@ import { REQUEST_ID_HEADER, sendAnthropicError, sendHeld } from '../relay/client
 import type { RequestContext } from './context';
 import { plannedRecoveryInputs } from './eligibility';
 import { noUsableAccountAnswer } from './noUsableAccount';
+import { clientRetry } from '../../routing/clientRetry';
+
+/** When an account at its concurrency limit is likely to have room again (a request in flight ends), ms: the busy answer's wait. */
+const ROOM_RETRY_MS = 1_000;
 
 /** Writes the held or "no usable account" answer, and sets the outcome's status to the one the client got. */
 export function relay(ctx: RequestContext): void {
@@ -24,15 +28,16 @@ function answerNoUsableAccount(ctx: RequestContext, cappedOut: boolean): number 
   if (res.headersSent) return 429;
   if (cappedOut) {
     // Throttle-shaped (no unified headers): Claude Code retries it after `retry-after`.
+    const { retryAfterS } = clientRetry(ROOM_RETRY_MS, ctx.generation.config.policy.clientRetryHorizonMs);
     sendAnthropicError(res, 429, 'rate_limit_error', 'Claude Router: every usable account is at its concurrency limit and the request could not wait longer for room.', {
-      'retry-after': '1',
+      'retry-after': String(retryAfterS),
       [REQUEST_ID_HEADER]: requestId,
     });
     return 429;
   }
   const { log } = ctx.services;
   const now = ctx.services.now();
-  const answer = noUsableAccountAnswer(plannedRecoveryInputs(ctx, now), now, ctx.params.modelFamily);
+  const answer = noUsableAccountAnswer(plannedRecoveryInputs(ctx, now), now, ctx.params.modelFamily, ctx.generation.config.policy.clientRetryHorizonMs);
   log.warn(answer.message);
   const headers: Record<string, string> = { ...answer.windowHeaders, [REQUEST_ID_HEADER]: requestId };
   if (answer.retryAfterS !== undefined) headers['retry-after'] = String(answer.retryAfterS);

@@ -4,6 +4,9 @@
  */
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { claudeCodeEnvironment, shellExports } from '../../../src/proxy/http/clientEnv';
 
 describe('the terminal environment for Claude Code', () => {
@@ -43,5 +46,26 @@ describe('the terminal environment for Claude Code', () => {
       ].join('\n'),
     );
     assert.throws(() => shellExports({ A: '50%' }, 'cmd'), /A holds a character cmd cannot quote/);
+  });
+
+  it('a key read from its file: the lines name the file, never the key, and a real shell sets the key from it', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "client-env-it's "));
+    try {
+      const file = path.join(dir, 'client-key');
+      writeFileSync(file, 'clr-secret-from-file\n');
+      const fromFile = claudeCodeEnvironment('http://127.0.0.1:48290', { file }, 'max');
+      const lines = shellExports(fromFile);
+      assert.ok(!lines.includes('clr-secret-from-file'));
+      const out = execFileSync('bash', ['-c', `eval "$LINES"\nprintf '%s\\n' "$CLAUDE_CODE_OAUTH_TOKEN" "$ANTHROPIC_BASE_URL"`], {
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH, LINES: lines },
+      });
+      assert.deepEqual(out.split('\n').slice(0, 2), ['clr-secret-from-file', 'http://127.0.0.1:48290']);
+      assert.match(shellExports(fromFile, 'powershell'), /^\$env:CLAUDE_CODE_OAUTH_TOKEN = \(Get-Content -LiteralPath '.*client-env-it''s .*client-key' -TotalCount 1\)$/m);
+      assert.equal(shellExports({ K: { file: 'C:\\Users\\me\\client-key' } }, 'cmd'), 'set /p K=<"C:\\Users\\me\\client-key"');
+      assert.throws(() => shellExports({ K: { file: 'C:\\100%\\client-key' } }, 'cmd'), /K holds a character cmd cannot quote/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -102,3 +102,67 @@ describe('no usable account: the earliest time every blocker of one account clea
     assert.equal(claimOf(noUsableAccountAnswer([unified(2 * DAY)], NOW)), 'seven_day');
   });
 });
+
+describe('no usable account within the client-retry horizon: a pause keeps Claude Code retrying', () => {
+  const TEN_MIN = 10 * 60 * SEC;
+  const windowHeaderNames = (answer: { windowHeaders: Record<string, string> }) => Object.keys(answer.windowHeaders).filter((k) => k.startsWith('anthropic-ratelimit-unified-'));
+
+  it('every account throttled for 100 s: 429 rate_limit_error, retry-after 60 (Claude Code waits that out; 100 made it stop), the real wait and the first account named', () => {
+    const answer = noUsableAccountAnswer([account('a', null, { coolIn: 120 * SEC }), account('b', null, { coolIn: 100 * SEC })], NOW, undefined, TEN_MIN);
+    assert.equal(answer.status, 429);
+    assert.equal(answer.type, 'rate_limit_error');
+    assert.equal(answer.retryAfterS, 60);
+    assert.deepEqual(windowHeaderNames(answer), []);
+    assert.match(answer.message, /"b" \(throttle\) at .*, in 1 min 40 s; retry in 60 s/);
+  });
+
+  it('a 5-hour window resetting in 8 min on one account, the other throttled for 20 min: retried, not claimed', () => {
+    const soon = account('a', null, { cooldown: windowCooldown('5h', 8 * 60 * SEC) });
+    const throttled = account('b', null, { coolIn: 20 * 60 * SEC });
+    const answer = noUsableAccountAnswer([throttled, soon], NOW, undefined, TEN_MIN);
+    assert.equal(answer.status, 429);
+    assert.equal(answer.retryAfterS, 60);
+    assert.deepEqual(windowHeaderNames(answer), [], 'no rejected window: Claude Code must not say the limit is reached');
+    assert.match(answer.message, /"a" \(5h window\) .*in 8 min; retry in 60 s/);
+  });
+
+  it('every account held by a usage window: the claim of the first to clear, even within the horizon', () => {
+    const soon = account('a', null, { cooldown: windowCooldown('5h', 8 * 60 * SEC) });
+    const later = account('b', null, { cooldown: windowCooldown('7d', 3 * DAY) });
+    const answer = noUsableAccountAnswer([later, soon], NOW, undefined, TEN_MIN);
+    assert.equal(answer.retryAfterS, 8 * 60);
+    assert.equal(claimOf(answer), 'five_hour');
+    assert.match(answer.message, /"a" \(5h window\) .*in 8 min\.$/);
+  });
+
+  it('past the horizon the answer is final: the whole wait, and the claim of the account that clears first', () => {
+    const answer = noUsableAccountAnswer(
+      [account('a', null, { cooldown: windowCooldown('5h', 3 * HOUR) }), account('b', null, { cooldown: windowCooldown('5h', 2 * HOUR) })],
+      NOW,
+      undefined,
+      TEN_MIN,
+    );
+    assert.equal(answer.retryAfterS, 2 * 3600);
+    assert.equal(claimOf(answer), 'five_hour');
+    assert.equal(answer.windowHeaders['anthropic-ratelimit-unified-reset'], String(Math.ceil((NOW + 2 * HOUR) / 1000)));
+    assert.match(answer.message, /"b" \(5h window\)/);
+    const throttle = noUsableAccountAnswer([account('a', null, { coolIn: 11 * 60 * SEC })], NOW, undefined, TEN_MIN);
+    assert.equal(throttle.retryAfterS, 11 * 60, 'a throttle past the horizon: its real length');
+    assert.deepEqual(windowHeaderNames(throttle), []);
+  });
+
+  it('an overload within the horizon stays a 529 (Anthropic trouble), its retry-after capped at 60 s', () => {
+    const overloaded: Cooldown = { untilMs: NOW + 90 * SEC, reason: 'overloaded', setAtMs: NOW - SEC };
+    const answer = noUsableAccountAnswer([account('a', null, { cooldown: overloaded })], NOW, undefined, TEN_MIN);
+    assert.equal(answer.status, 529);
+    assert.equal(answer.retryAfterS, 60);
+    assert.match(answer.message, /in 1 min 30 s; retry in 60 s/);
+  });
+
+  it('with the horizon off (0) every wait is final, as before: a 100 s throttle gets retry-after 100, an 8 min window its claim', () => {
+    assert.equal(noUsableAccountAnswer([account('a', null, { coolIn: 100 * SEC })], NOW, undefined, 0).retryAfterS, 100);
+    const w = noUsableAccountAnswer([account('a', null, { cooldown: windowCooldown('5h', 8 * 60 * SEC) })], NOW, undefined, 0);
+    assert.equal(claimOf(w), 'five_hour');
+    assert.equal(w.retryAfterS, 8 * 60);
+  });
+});
