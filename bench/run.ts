@@ -10,15 +10,16 @@
  *
  * Targets per cell: direct (load generator → upstream), bare, proxy, and in the cells of STORE_CELLS
  * also store (the proxy sharing its state through a local redis-server, docs/shared-pool.md), and with BENCH_BASELINE
- * in the c=32 cells also baseline (another build of the CLI, between whose windows and the proxy's sits bare); run A B C, then C B A
- * (BENCH_ROUNDS rounds alternating). Cells: JSON, SSE burst (25 events in one burst), SSE paced
+ * in every cell also baseline (another build of the CLI, between whose windows and the proxy's sits bare; bench/alternation.ts);
+ * run A B C, then C B A (BENCH_ROUNDS rounds alternating). Cells (bench/cells.ts): JSON, SSE burst (25 events in one burst), SSE paced
  * (25 events 1 ms apart) × small / ~250 KB Claude-Code-shaped body × concurrency 1, 32, 256.
  *
  * Environment:
  *   BENCH_QUICK=1          short windows (about 2 minutes in all)
- *   BENCH_ROUNDS=n         rounds per cell (default 3: A B C, C B A, A B C, and 7 for the c=32 cells; quick 2 and 3; at most 31 — judging a change against BENCH_BASELINE wants 21 or more)
+ *   BENCH_ROUNDS=n         rounds per cell (default 3: A B C, C B A, A B C, and 7 for the c=32 cells and every cell with BENCH_BASELINE; quick 2 and 3; at most 31 — judging a change against BENCH_BASELINE wants 21 or more)
  *   BENCH_WARMUP_MS, BENCH_MEASURE_MS   per target and round (default 400 / 1500; quick 150 / 500)
- *   BENCH_CELLS=a,b        only cells whose id contains one of these (ids: json/small/c1, sse-burst/250KB/c32, sse-1ms/…)
+ *   BENCH_CELLS=a,b        only cells whose id contains one of these (ids: json/small/c1, sse-burst/250KB/c32, sse-1ms/…);
+ *                          the word `rule` stands for the cells the regression rule watches (default with BENCH_BASELINE)
  *   BENCH_SKIP_ROUTING=1, BENCH_SKIP_HTTP=1, BENCH_SKIP_HOTPATH=1, BENCH_SKIP_STORE=1 (the shared-store target)
  *   BENCH_PROFILE=DIR      run the proxy and the bare pass-through with --cpu-prof into DIR and
  *                          print their top self-time functions (the figures of such a run are not comparable)
@@ -27,8 +28,9 @@
  *                          (e.g. --trace-gc), for investigations
  *   BENCH_LOG_DIR=DIR      keep the proxy's and the pass-through's stdout/stderr there
  *   BENCH_BASELINE=FILE    also measure this other build of the CLI (e.g. an older dist/cli.js) as target
- *                          `baseline` in the c=32 cells, in the same rounds as the proxy, and judge the
- *                          change of the CPU ratio round by round (docs/performance.md, "Judging a change")
+ *                          `baseline` in every cell, in the same rounds as the proxy, and judge the change of
+ *                          the CPU ratio (and at c=1 of the time-to-completion ratio) round by round
+ *                          (docs/performance.md, "Judging a change")
  */
 import { execFileSync, fork, spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -43,13 +45,15 @@ import { formatSummary, summarise } from './cpuprofile-summary';
 import { formatHotpath, type HotpathRow } from './hotpath';
 import { startBenchRedis, type BenchRedis } from './redis';
 import { proxyConfigYaml } from '../test/support/routerCli';
+import { BODIES, CONCURRENCY, KINDS, selectCells, type BodySize, type Cell, type Kind } from './cells';
+import { alternationOrder, baselineConfigYaml, changeVerdicts } from './alternation';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const OUT = path.join(ROOT, 'out', 'bench');
 const BUILT_CLI = path.join(ROOT, 'dist', 'cli.js');
 /** The proxy bundle the run measures: a copy of dist/cli.js taken at start, so a rebuild during the run changes nothing. */
 let CLI = BUILT_CLI;
-/** BENCH_BASELINE: another build of the CLI measured beside the proxy in the c=32 cells (undefined: none). */
+/** BENCH_BASELINE: another build of the CLI measured beside the proxy in every cell (undefined: none). */
 const BASELINE_CLI = process.env.BENCH_BASELINE ? path.resolve(process.env.BENCH_BASELINE) : undefined;
 
 const env = process.env;
@@ -62,14 +66,11 @@ const ROUNDS = Math.max(1, Math.min(31, num(env.BENCH_ROUNDS, QUICK ? 2 : 3)));
  * of 7 is read there (unless BENCH_ROUNDS says otherwise).
  */
 const VERDICT_ROUNDS = env.BENCH_ROUNDS !== undefined && env.BENCH_ROUNDS !== '' ? ROUNDS : QUICK ? 3 : 7;
-const roundsOf = (cell: Cell): number => (cell.c === 32 ? VERDICT_ROUNDS : ROUNDS);
+/** With a baseline every cell's change is a verdict, so every cell runs the verdict rounds. */
+const roundsOf = (cell: Cell): number => (cell.c === 32 || BASELINE_CLI ? VERDICT_ROUNDS : ROUNDS);
 const WARMUP_MS = Math.max(50, Math.min(5_000, num(env.BENCH_WARMUP_MS, QUICK ? 150 : 400)));
 const MEASURE_MS = Math.max(100, Math.min(20_000, num(env.BENCH_MEASURE_MS, QUICK ? 500 : 1_500)));
 const MAX_REQUESTS = 500_000; // per window: a bound, never reached at these window lengths
-const CELL_FILTER = (env.BENCH_CELLS ?? '')
-  .split(',')
-  .map((s) => s.trim())
-  .filter(Boolean);
 const PROFILE_DIR = env.BENCH_PROFILE ? path.resolve(env.BENCH_PROFILE) : undefined;
 const PROXY_FLAGS = (env.BENCH_PROXY_FLAGS ?? '').split(/\s+/).filter(Boolean);
 const BARE_FLAGS = (env.BENCH_BARE_FLAGS ?? '').split(/\s+/).filter(Boolean);
@@ -89,8 +90,6 @@ const TARGET = {
   largeBodyCpuUs: 800,
   rssMb: 160,
   routingUsAt50: 50,
-  /** Most a change may raise the c=32 CPU ratio to the bare pass-through, judged against BENCH_BASELINE. */
-  cpuRatioChange: 0.05,
 };
 
 // ---- cells --------------------------------------------------------------------------------
@@ -100,19 +99,7 @@ const STORE_CELLS = new Set(['json/small/c1', 'json/small/c32']);
 /** The redis-server of the store target, started once (undefined: not installed, or BENCH_SKIP_STORE=1). */
 let redis: BenchRedis | undefined;
 
-type Kind = 'json' | 'sse-burst' | 'sse-1ms';
-type BodySize = 'small' | '250KB';
-interface Cell {
-  kind: Kind;
-  body: BodySize;
-  c: number;
-  id: string;
-}
-const KINDS: Kind[] = ['json', 'sse-burst', 'sse-1ms'];
-const BODIES: BodySize[] = ['small', '250KB'];
-const CONCURRENCY = [1, 32, 256];
-const ALL_CELLS: Cell[] = KINDS.flatMap((kind) => BODIES.flatMap((body) => CONCURRENCY.map((c) => ({ kind, body, c, id: `${kind}/${body}/c${c}` }))));
-const CELLS = ALL_CELLS.filter((c) => CELL_FILTER.length === 0 || CELL_FILTER.some((f) => c.id.includes(f)));
+const CELLS = selectCells(env.BENCH_CELLS ?? '', BASELINE_CLI !== undefined);
 
 const KIND_LABEL: Record<Kind, string> = {
   json: 'JSON',
@@ -253,7 +240,7 @@ interface Targets {
   proxy: Child;
   /** The proxy with a shared store, in the cells of STORE_CELLS. */
   store?: Child;
-  /** The other build of BENCH_BASELINE, in the c=32 cells. */
+  /** The other build of BENCH_BASELINE. */
   baseline?: Child;
   list: Target[];
   tmp: string;
@@ -318,9 +305,9 @@ async function startTargets(up: Upstream, cell: Cell): Promise<Targets> {
   }
   // The other build: the same configuration, its own state directory.
   let baseline: Child | undefined;
-  if (BASELINE_CLI && cell.c === 32) {
+  if (BASELINE_CLI) {
     const baselineConfig = path.join(tmp, 'baseline-config.yaml');
-    fs.writeFileSync(baselineConfig, fs.readFileSync(configFile, 'utf8').replace(/^state-dir: .*$/m, `state-dir: ${q(path.join(tmp, 'baseline-state'))}`));
+    fs.writeFileSync(baselineConfig, baselineConfigYaml(fs.readFileSync(configFile, 'utf8'), path.join(tmp, 'baseline-state')));
     baseline = startChild('baseline', [...prof('baseline'), ...PROXY_FLAGS, BASELINE_CLI, 'start', '--config', baselineConfig], { env: proxyEnv });
   }
   const bareUrl = (await waitFor(bare, /^passthrough listening on (\S+)$/m))[1];
@@ -332,17 +319,9 @@ async function startTargets(up: Upstream, cell: Cell): Promise<Targets> {
   const direct: Target = { name: 'direct', url: info.url, credential: { authorization: `Bearer ${info.accounts[0].accessToken}` } };
   const bareT: Target = { name: 'bare', url: bareUrl, child: bare, credential: key };
   const proxyT: Target = { name: 'proxy', url: proxyUrl, child: proxy, credential: key };
-  const storeT: Target[] = store && storeUrl ? [{ name: 'store', url: storeUrl, child: store, credential: key }] : [];
-  return {
-    bare,
-    proxy,
-    store,
-    baseline,
-    tmp,
-    // With a baseline, the two builds sit on either side of the bare pass-through (proxy, bare, baseline, then reversed): each build's window is adjacent to a bare one.
-    list:
-      baseline && baselineUrl ? [direct, ...storeT, proxyT, bareT, { name: 'baseline', url: baselineUrl, child: baseline, credential: key }] : [direct, bareT, proxyT, ...storeT],
-  };
+  const storeT: Target | undefined = store && storeUrl ? { name: 'store', url: storeUrl, child: store, credential: key } : undefined;
+  const baselineT: Target | undefined = baseline && baselineUrl ? { name: 'baseline', url: baselineUrl, child: baseline, credential: key } : undefined;
+  return { bare, proxy, store, baseline, tmp, list: alternationOrder({ direct, bare: bareT, proxy: proxyT, store: storeT, baseline: baselineT }) };
 }
 
 async function stopTargets(t: Targets): Promise<void> {
@@ -424,7 +403,7 @@ async function measure(lg: Child, up: Upstream, targets: Targets, cell: Cell, ta
   if (warm.errors > 0 && warm.errors === warm.requests) throw new Error(`${target.name} ${cell.id}: every warm-up request failed: ${warm.errorSamples.join('; ')}`);
 
   const pid = target.child?.pid;
-  const ours = [up.sim.pid, targets.bare.pid, targets.proxy.pid, lg.pid, process.pid];
+  const ours = [up.sim.pid, lg.pid, process.pid, ...targets.list.flatMap((t) => (t.child ? [t.child.pid] : []))];
   const peakReset = pid !== undefined && resetPeakRss(pid);
   let sampledPeak = 0;
   const sampler = pid !== undefined ? setInterval(() => (sampledPeak = Math.max(sampledPeak, procStatusKb(pid, 'VmRSS') || 0)), 50) : undefined;
@@ -589,11 +568,6 @@ interface Verdict {
   text: string;
 }
 
-/** Round `i`'s difference of the kernel-mode CPU per request, proxy minus baseline, in units of the round's bare CPU per request. */
-function splitDiff(p: Stats, l: Stats, b: Stats, i: number): number {
-  return (p.kernelUsPerReqRounds[i] - l.kernelUsPerReqRounds[i]) / b.cpuUsPerReqRounds[i];
-}
-
 function verdicts(results: Map<string, Stats[]>, routing: RoutingRow[] | null): Verdict[] {
   const out: Verdict[] = [];
   const get = (kind: Kind, body: BodySize, c: number, target: string) => results.get(`${kind}/${body}/c${c}`)?.find((s) => s.target === target);
@@ -615,26 +589,8 @@ function verdicts(results: Map<string, Stats[]>, routing: RoutingRow[] | null): 
         text: `CPU/request ≤ ${TARGET.cpuRatio}× bare · ${kind} ${body} c=32: ${ratio.toFixed(2)}× (median of rounds ${perRound.map((r) => r.toFixed(2)).join('/')}); proxy ${p.cpuUsPerReq!.toFixed(0)} µs vs bare ${b.cpuUsPerReq!.toFixed(0)} µs`,
       });
     }
-  // 1b. With a baseline build: the change of that ratio, round by round (each round measures both builds beside the same bare windows).
-  for (const kind of KINDS)
-    for (const body of BODIES) {
-      const l = get(kind, body, 32, 'baseline');
-      if (!l) continue;
-      const p = get(kind, body, 32, 'proxy')!;
-      const b = get(kind, body, 32, 'bare')!;
-      const mine = p.cpuUsPerReqRounds.map((v, i) => v / b.cpuUsPerReqRounds[i]);
-      const theirs = l.cpuUsPerReqRounds.map((v, i) => v / b.cpuUsPerReqRounds[i]);
-      const change = median(mine.map((r, i) => r - theirs[i]));
-      const sign = (v: number) => `${v >= 0 ? '+' : ''}${v.toFixed(2)}`;
-      out.push({
-        pass: change <= TARGET.cpuRatioChange && !invalid(p, b, l),
-        text:
-          `CPU ratio change ≤ +${TARGET.cpuRatioChange} against the baseline · ${kind} ${body} c=32: ${sign(change)} (median of the rounds' differences ${mine.map((r, i) => sign(r - theirs[i])).join('/')}); ` +
-          `proxy ${median(mine).toFixed(2)}× vs baseline ${median(theirs).toFixed(2)}× (medians of rounds); ` +
-          // Where a change lies: in the process's own code (user mode) or in its syscalls (kernel mode), as the same round differences.
-          `of which user mode ${sign(median(mine.map((r, i) => r - theirs[i] - splitDiff(p, l, b, i))))}, kernel mode ${sign(median(mine.map((_, i) => splitDiff(p, l, b, i))))}`,
-      });
-    }
+  // 1b. With a baseline build: the change of the watched ratios, round by round, in every cell (bench/alternation.ts).
+  out.push(...changeVerdicts(results));
   // 2. Added time to completion at c=1.
   for (const kind of KINDS)
     for (const body of BODIES) {
@@ -783,7 +739,7 @@ async function main(): Promise<void> {
   const build = pinBuild();
   process.stdout.write(`claude-router benchmarks — ${new Date().toISOString()}\n${machineLine()}\n${build}\n`);
   process.stdout.write(
-    `mode: ${QUICK ? 'quick' : 'full'}; per target and round: ${WARMUP_MS} ms warm-up + ${MEASURE_MS} ms measured; ${ROUNDS} rounds (${VERDICT_ROUNDS} at c=32) (A B C, C B A, …); targets: direct = load generator → fake upstream, bare = bench/passthrough.ts, proxy = dist/cli.js (3 accounts, session affinity on)\n`,
+    `mode: ${QUICK ? 'quick' : 'full'}; per target and round: ${WARMUP_MS} ms warm-up + ${MEASURE_MS} ms measured; ${ROUNDS} rounds (${VERDICT_ROUNDS} at c=32${BASELINE_CLI ? ' and in every cell, against the baseline' : ''}) (A B C, C B A, …); targets: direct = load generator → fake upstream, bare = bench/passthrough.ts, proxy = dist/cli.js (3 accounts, session affinity on)\n`,
   );
   if (PROFILE_DIR) process.stdout.write(`profiling into ${PROFILE_DIR}: these figures include the profiler's overhead\n`);
 
