@@ -100,6 +100,46 @@ export function buildProgram(done: (code: number) => void): Command {
       done(0);
     });
 
+  registerStatusCommands(program, done);
+  registerPreviewCommands(program, done);
+
+  program
+    .command('demo')
+    .summary('simulated accounts behind a fake upstream, to try it without an account')
+    .description('Run a fake Anthropic upstream with three simulated accounts and the proxy in front of it, to watch routing without an account.')
+    .option('-p, --port <n>', 'listen on this port (default: a free one)')
+    .addOption(new Option('--log-level <level>', 'log detail').choices(['debug', 'info', 'warn', 'error']).default('info'))
+    .addHelpText('after', example('claude-router demo'))
+    .action(async (_opts: unknown, cmd: Command) => {
+      await runDemo(cmd.optsWithGlobals<{ port?: string; logLevel: LogLevel } & GlobalOptions>());
+      done(0);
+    });
+
+  const accounts = program
+    .command('accounts')
+    .summary('sign in, list, add, import, rename, enable, disable, order or remove accounts')
+    .description('Manage the accounts kept in the state directory (credentials in a 0600 store).')
+    .addHelpText('after', example('claude-router accounts login --label work', 'claude-router accounts list'));
+  registerAccountCommands(accounts, done);
+  registerResetCooldown(accounts, done);
+
+  program
+    .command('rotate-key')
+    .summary('replace the local client key')
+    .description('Write a new local client key to <state-dir>/client-key; a running proxy refuses the old one by the time this returns.')
+    .addOption(configOption())
+    .addHelpText('after', example('claude-router rotate-key'))
+    .action(async (_opts: unknown, cmd: Command) => done(await runRotateKey(cmd.optsWithGlobals<{ config?: string } & GlobalOptions>())));
+
+  registerLogCommands(program, done);
+
+  registerSimulate(program, done);
+  registerShellCommands(program, done);
+  return program;
+}
+
+/** The running proxy's pool and its decision log: `status`, `decisions`. */
+function registerStatusCommands(program: Command, done: (code: number) => void): void {
   addProxyOptions(
     program
       .command('status')
@@ -140,7 +180,10 @@ export function buildProgram(done: (code: number) => void): Command {
       `\n${PROXY_HELP}\n${example('claude-router decisions', 'claude-router decisions --follow', 'claude-router decisions --account work --since 2h', 'claude-router decisions --outcome no_usable_account --json')}`,
     )
     .action(async (_opts: unknown, cmd: Command) => done(await runDecisions(cmd.optsWithGlobals<DecisionsOptions>())));
+}
 
+/** What the running proxy would do and what a terminal needs to reach it: `explain`, `estimation`, `env`. */
+function registerPreviewCommands(program: Command, done: (code: number) => void): void {
   addProxyOptions(
     program
       .command('explain')
@@ -180,35 +223,10 @@ export function buildProgram(done: (code: number) => void): Command {
       `\n${PROXY_HELP}\n${example('eval "$(claude-router env)"', 'claude-router env --shell powershell | Out-String | Invoke-Expression', 'claude-router env --shell cmd > env.cmd && call env.cmd')}`,
     )
     .action(async (_opts: unknown, cmd: Command) => done(await runEnv(cmd.optsWithGlobals<EnvOptions>())));
+}
 
-  program
-    .command('demo')
-    .summary('simulated accounts behind a fake upstream, to try it without an account')
-    .description('Run a fake Anthropic upstream with three simulated accounts and the proxy in front of it, to watch routing without an account.')
-    .option('-p, --port <n>', 'listen on this port (default: a free one)')
-    .addOption(new Option('--log-level <level>', 'log detail').choices(['debug', 'info', 'warn', 'error']).default('info'))
-    .addHelpText('after', example('claude-router demo'))
-    .action(async (_opts: unknown, cmd: Command) => {
-      await runDemo(cmd.optsWithGlobals<{ port?: string; logLevel: LogLevel } & GlobalOptions>());
-      done(0);
-    });
-
-  const accounts = program
-    .command('accounts')
-    .summary('sign in, list, add, import, rename, enable, disable, order or remove accounts')
-    .description('Manage the accounts kept in the state directory (credentials in a 0600 store).')
-    .addHelpText('after', example('claude-router accounts login --label work', 'claude-router accounts list'));
-  registerAccountCommands(accounts, done);
-  registerResetCooldown(accounts, done);
-
-  program
-    .command('rotate-key')
-    .summary('replace the local client key')
-    .description('Write a new local client key to <state-dir>/client-key; a running proxy refuses the old one by the time this returns.')
-    .addOption(configOption())
-    .addHelpText('after', example('claude-router rotate-key'))
-    .action(async (_opts: unknown, cmd: Command) => done(await runRotateKey(cmd.optsWithGlobals<{ config?: string } & GlobalOptions>())));
-
+/** Decision logs read offline: `report`, `replay`. */
+function registerLogCommands(program: Command, done: (code: number) => void): void {
   program
     .command('report')
     .summary('rollout metrics of decision logs')
@@ -227,7 +245,10 @@ export function buildProgram(done: (code: number) => void): Command {
     .option('--all', 're-rank decisions made under another ranking too (a what-if)')
     .addHelpText('after', example('claude-router replay decisions.jsonl --ranking headroom-first'))
     .action((files: string[], opts: { ranking: 'expiry-first' | 'headroom-first'; all?: boolean }) => done(runReplay(files, opts)));
+}
 
+/** The shell's help: `completion` (made from the whole tree when it runs), `help <command> [subcommand]`. */
+function registerShellCommands(program: Command, done: (code: number) => void): void {
   // The script is made when the command runs, from the whole tree: commands defined after this one are in it too.
   program
     .command('completion')
@@ -246,7 +267,6 @@ export function buildProgram(done: (code: number) => void): Command {
       process.stdout.write(completionScript(program, shell));
       done(0);
     });
-  registerSimulate(program, done);
   // `help <command> [subcommand]`: commander's own help command takes one level and shows the whole help for a name it does not know.
   program.helpCommand(false);
   program
@@ -268,8 +288,6 @@ export function buildProgram(done: (code: number) => void): Command {
       cmd.outputHelp();
       done(0);
     });
-
-  return program;
 }
 
 export async function main(argv: string[]): Promise<number> {

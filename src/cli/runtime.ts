@@ -67,15 +67,11 @@ export function routingSources(config: ConfigInput, configPath: string | undefin
 }
 
 /**
- * Starts the proxy for a validated config: the router (createRouter) listening on
- * `listen`, the runtime file other commands find it by, usage polling and hot reload.
- * @throws Error when the port is taken, the state directory is unusable, or another proxy runs from it
+ * Makes `stateDir` (0700) and checks it is this proxy's to use: private to this user, and no other
+ * live proxy runs from it. @returns `stateDir`
+ * @throws Error naming the directory and the fix when it cannot be made, is not private, or another proxy runs from it
  */
-export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
-  const env = opts.env ?? process.env;
-  const now = opts.now ?? Date.now;
-  const { config, log } = opts;
-  const stateDir = stateDirOf(config, env);
+function claimStateDir(stateDir: string): string {
   try {
     mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   } catch (err) {
@@ -88,6 +84,19 @@ export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
   if (other && other.stateDir === stateDir && other.pid !== process.pid) {
     throw new Error(`a proxy already runs from ${stateDir} (pid ${other.pid}, ${other.url}): stop it first, or give this one another state directory (--state-dir)`);
   }
+  return stateDir;
+}
+
+/**
+ * Starts the proxy for a validated config: the router (createRouter) listening on
+ * `listen`, the runtime file other commands find it by, usage polling and hot reload.
+ * @throws Error when the port is taken, the state directory is unusable, or another proxy runs from it
+ */
+export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
+  const env = opts.env ?? process.env;
+  const now = opts.now ?? Date.now;
+  const { config, log } = opts;
+  const stateDir = claimStateDir(stateDirOf(config, env));
   const store = new FileCredentialStore(path.join(stateDir, 'credentials.json'));
   const registry = new AccountRegistry(path.join(stateDir, 'accounts.json'));
   const clientKey = config.clientKey ?? loadOrCreateClientKey(stateDir);

@@ -31,6 +31,8 @@ export function openPair(key: StoreKey, blob: string, aad: string): { creds: Cre
 /** The newest pool version this router has seen per account, kept in `file` (JSON, mode 0600) when one is given. */
 export class PairVersions {
   private readonly newest = new Map<string, number>();
+  /** `label NUL version` of the older pairs refused so far (each is said once). */
+  private readonly refusedOnce = new Set<string>();
 
   /**
    * @param file where the versions are kept across restarts (e.g. `<state-dir>/pool-versions.json`); undefined: in memory only
@@ -71,5 +73,24 @@ export class PairVersions {
         `state store: ${this.file} cannot be written (${(err as NodeJS.ErrnoException).code ?? 'error'}); the newest versions of the pool's pairs hold until this router stops`,
       );
     }
+  }
+
+  /**
+   * The version a new pair of `label` is sealed at: after the hash's `v` (`stored`, which Redis alone
+   * could lower) and after every version seen here, so no router that saw the old pair refuses it.
+   */
+  next(label: string, stored: string | undefined): number {
+    const v = Number(stored || 0);
+    return Math.max(Number.isSafeInteger(v) ? v + 1 : 1, this.get(label) + 1);
+  }
+
+  /** Says once per account and version that the pool's pair of `label` at `version` was refused as older than one seen. */
+  refused(label: string, version: number): void {
+    const key = `${label}\0${version}`;
+    if (this.refusedOnce.has(key)) return;
+    this.refusedOnce.add(key);
+    this.log.warn(
+      `state store: refused the pool's pair of "${label}": it is version ${version}, older than version ${this.get(label)} this router has seen (an old pair written back into Redis); this router keeps its own copy and never sends that pair's refresh token`,
+    );
   }
 }

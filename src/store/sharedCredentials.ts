@@ -9,14 +9,15 @@
  * sending a spent refresh token. While Redis is unreachable a router refreshes only a pair it
  * rotated itself (it wrote the pair the store held last); the others wait for the store.
  */
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { RefreshError } from '../accounts/oauth';
 import type { CredentialStore, Credentials } from '../accounts/types';
 import type { StoreConnection, StoreMessage } from './connection';
-import { keyCheck, open, type StoreKey } from './encryption';
+import { type StoreKey } from './encryption';
+import { verifyPoolKey } from './keyCheck';
 import { openPair, PairVersions, sealPair } from './pairVersions';
 import { storeKeys } from './keys';
-import { PAIR_PRINT_CHARS } from './scripts';
+import { PairPrints } from './pairPrints';
 
 /** A refresh lock's life, ms: longer than a refresh may take (the token call's 30 s timeout and the writes after it). */
 export const REFRESH_LOCK_TTL_MS = 45_000;
@@ -25,8 +26,6 @@ export const REFRESH_LOCK_TTL_MS = 45_000;
  * router that wrote the pair last has to upload its copy before another router's may fill the gap, ms.
  */
 const OWNER_GRACE_MS = 30_000;
-/** Fingerprints of the local copy's past pairs kept per account (see `localPrints`): more than rotations in one slow file read. */
-const LOCAL_PRINTS_MAX = 16;
 /** Between two looks at a lock another router holds, ms (a release notification ends the wait sooner). */
 const LOCK_POLL_MS = 250;
 
@@ -48,12 +47,8 @@ interface Seen {
 
 export class SharedCredentialStore implements CredentialStore {
   private readonly seen = new Map<string, Seen>();
-  /**
-   * Per account, the prints (`print`) of the pairs this store wrote to, or read from, the local copy,
-   * oldest first (at most {@link LOCAL_PRINTS_MAX}): the last is the local copy now; any of them read
-   * back later (a slow read of a file since rewritten) is no news.
-   */
-  private readonly localPrints = new Map<string, string[]>();
+  /** Prints of the pairs of the local copy (pairPrints.ts). */
+  private readonly prints: PairPrints;
   /** Accounts whose newest pair is only in the local copy (written while Redis was unreachable). */
   private readonly dirty = new Set<string>();
   /** Accounts whose refresh lock this router holds now: their pair must come from the pool (refuseStaleUnderLock). */
@@ -65,8 +60,6 @@ export class SharedCredentialStore implements CredentialStore {
   private readonly reconciling: { now(): Promise<void>; stop(): void };
   /** The newest version of each account's pair this router has seen: an older one in the pool is refused. */
   private readonly versions: PairVersions;
-  /** `label NUL version` of the older pairs refused so far (each is logged once). */
-  private readonly refusedOlder = new Set<string>();
 
   /**
    * @param local this machine's store: the copy served from while Redis is unreachable
@@ -80,6 +73,7 @@ export class SharedCredentialStore implements CredentialStore {
   ) {
     this.now = opts.now ?? Date.now;
     this.versions = new PairVersions(opts.versionsFile, opts.log);
+    this.prints = new PairPrints(key);
     conn.on('message', this.onMessage);
     this.reconciling = conn.reconcileOnUp('reconciling the shared credentials', () => this.reconcileOnce());
   }
@@ -116,53 +110,12 @@ export class SharedCredentialStore implements CredentialStore {
     if (failed) throw failed;
   }
 
-  /**
-   * Whether this machine's key is the pool's: the key check in Redis (keyCheck: an HMAC of the key)
-   * is this key's, or — when it is not — a sealed pair of the pool opens with this key, which proves
-   * the check record was not written with the pool's key (it is rewritten). Turns the sharing of
-   * credentials off, saying which, otherwise.
-   */
+  /** Whether this machine's key is the pool's (keyCheck.ts); turns the sharing of credentials off, saying why, when it is not. */
   private async checkKey(): Promise<boolean> {
-    const check = keyCheck(this.key);
-    const redis = this.conn.redis;
-    await redis.set(storeKeys.keyCheck, check, 'NX');
-    const stored = await redis.get(storeKeys.keyCheck);
-    this.keyMismatch = stored !== check;
-    if (!this.keyMismatch) return true;
-    const proof = await this.poolPairsOpen();
-    if (proof === 'open') {
-      this.keyMismatch = false;
-      await redis.set(storeKeys.keyCheck, check);
-      this.opts.log.warn(
-        `state store: the key check record in Redis (${storeKeys.keyCheck}) is not authentic: it was not written with the pool's key (${this.opts.keySource} opens the pool's tokens), so someone with write access to Redis altered it; this router rewrote it and keeps sharing credentials (docs/security.md#the-shared-store)`,
-      );
-      return true;
-    }
-    if (proof === 'closed') this.mismatch(`the pool's tokens are sealed with another key than ${this.opts.keySource}`);
-    else
-      this.mismatch(
-        `the key check record in Redis (${storeKeys.keyCheck}) does not match ${this.opts.keySource}, and the pool holds no token to tell whether the pool uses another key or the record is not authentic (altered by someone without the key; then delete it)`,
-      );
-    return false;
-  }
-
-  /** Whether the pool's sealed pairs open with this key: `open` when one does, `closed` when some exist and none does, `none` without any. */
-  private async poolPairsOpen(): Promise<'open' | 'closed' | 'none'> {
-    const prefix = storeKeys.credentials('');
-    const [, keys] = await this.conn.redis.scan('0', 'MATCH', `${prefix}*`, 'COUNT', 1000);
-    let found = false;
-    for (const key of keys.slice(0, 20)) {
-      const blob = await this.conn.redis.hget(key, 'blob');
-      if (!blob) continue;
-      found = true;
-      try {
-        open(this.key, blob, key);
-        return 'open';
-      } catch {
-        /* another key's, or no sealed pair */
-      }
-    }
-    return found ? 'closed' : 'none';
+    const verdict = await verifyPoolKey(this.conn, this.key, this.opts.keySource, this.opts.log);
+    this.keyMismatch = verdict !== true;
+    if (verdict !== true) this.mismatch(verdict);
+    return verdict === true;
   }
 
   async get(label: string): Promise<Credentials | undefined> {
@@ -208,7 +161,7 @@ export class SharedCredentialStore implements CredentialStore {
     if (!shared) this.dirty.add(label);
     try {
       await this.local.set(label, credentials);
-      this.noteLocal(label, credentials);
+      this.prints.noteLocal(label, credentials);
     } catch (err) {
       if (!shared) throw err; // stored nowhere
       this.opts.log.warn(`state store: the local copy of "${label}" was not updated (${(err as Error).message.split('\n')[0]}); the pool holds the pair`);
@@ -223,7 +176,7 @@ export class SharedCredentialStore implements CredentialStore {
       this.conn.publish({ k: 't', a: label });
     }
     await this.local.delete(label);
-    this.localPrints.delete(label);
+    this.prints.forget(label);
   }
 
   async labels(): Promise<string[]> {
@@ -252,10 +205,10 @@ export class SharedCredentialStore implements CredentialStore {
   async localChanged(label: string): Promise<boolean> {
     const mine = await this.local.get(label);
     // A pair this store put there itself is no news, however late the read that found it: sent up, a spent pair would replace the pool's.
-    if (!mine || this.localPrints.get(label)?.includes(this.print(mine))) return false;
+    if (!mine || this.prints.wasLocal(label, mine)) return false;
     // Nor is one the pool has held: another router or window over the same copy (VS Code's windows share SecretStorage) put it there.
-    const poolHeld = this.shared() && (await this.poolHeld(label, mine).catch(() => false));
-    this.noteLocal(label, mine);
+    const poolHeld = this.shared() && (await this.prints.poolHeld(this.conn, label, mine).catch(() => false));
+    this.prints.noteLocal(label, mine);
     if (poolHeld) return false;
     if (this.shared()) await this.write(label, mine).catch(() => this.dirty.add(label));
     else this.dirty.add(label);
@@ -331,7 +284,7 @@ export class SharedCredentialStore implements CredentialStore {
     const opened = rec.blob ? this.unseal(label, rec.blob) : undefined;
     if (opened && opened.version < this.versions.get(label)) {
       // Older than a pair this router has seen: a blob written back (rolled back). Never adopted, never over the local copy.
-      this.refuseOlder(label, opened.version);
+      this.versions.refused(label, opened.version);
       if (!this.dirty.has(label)) {
         this.refuseStaleUnderLock(label);
         return this.local.get(label);
@@ -355,13 +308,13 @@ export class SharedCredentialStore implements CredentialStore {
         return mine;
       }
       if (mine) {
-        const sealedAt = this.nextVersion(label, rec.v);
-        const version = await this.conn.redis.crWriteCredentials(key, rec.v ?? '', sealPair(this.key, mine, sealedAt, key), this.conn.routerId, this.now(), this.print(mine));
+        const sealedAt = this.versions.next(label, rec.v);
+        const version = await this.conn.redis.crWriteCredentials(key, rec.v ?? '', sealPair(this.key, mine, sealedAt, key), this.conn.routerId, this.now(), this.prints.of(mine));
         this.dirty.delete(label);
         if (version >= 0) {
           this.seen.set(label, { version: String(version), by: this.conn.routerId });
           this.versions.note(label, sealedAt);
-          this.noteLocal(label, mine);
+          this.prints.noteLocal(label, mine);
           this.conn.publish({ k: 't', a: label });
           return mine;
         }
@@ -369,42 +322,14 @@ export class SharedCredentialStore implements CredentialStore {
       }
       this.dirty.delete(label);
     }
-    if (stored && this.localPrints.get(label)?.at(-1) !== this.print(stored)) {
+    if (stored && !this.prints.isLocalNow(label, stored)) {
       // The local copy follows the pool, to serve from if Redis goes away.
       await this.local.set(label, stored).then(
-        () => this.noteLocal(label, stored),
+        () => this.prints.noteLocal(label, stored),
         () => undefined,
       );
     }
     return stored;
-  }
-
-  /** Whether the pool has held `creds` for `label` (its print is in the credentials hash's `seen`). */
-  private async poolHeld(label: string, creds: Credentials): Promise<boolean> {
-    const seen = (await this.conn.redis.hget(storeKeys.credentials(label), 'seen')) ?? '';
-    const print = this.print(creds);
-    for (let i = 0; i + PAIR_PRINT_CHARS <= seen.length; i += PAIR_PRINT_CHARS) if (seen.startsWith(print, i)) return true;
-    return false;
-  }
-
-  /**
-   * A pair's print (never the pair): what the local copy held (`localPrints`) and the pool has held
-   * (`seen`); keyed by the pool's key, so Redis alone learns nothing of the tokens from it.
-   */
-  private print(c: Credentials): string {
-    return createHmac('sha256', this.key)
-      .update(`${c.accessToken}\n${c.refreshToken ?? ''}\n${c.expiresAtMs ?? ''}`)
-      .digest('hex')
-      .slice(0, PAIR_PRINT_CHARS);
-  }
-
-  /** Remembers `creds` as the local copy of `label` now (written or read by this store). */
-  private noteLocal(label: string, creds: Credentials): void {
-    const prints = this.localPrints.get(label) ?? [];
-    const print = this.print(creds);
-    if (prints.at(-1) !== print) prints.push(print);
-    if (prints.length > LOCAL_PRINTS_MAX) prints.shift();
-    this.localPrints.set(label, prints);
   }
 
   /** Writes a pair over whatever the pool holds (a refresh under the lock, or a sign-in), and tells the others. */
@@ -412,9 +337,9 @@ export class SharedCredentialStore implements CredentialStore {
     const key = storeKeys.credentials(label);
     for (let tries = 0; ; tries++) {
       const current = (await this.conn.redis.hget(key, 'v')) ?? '';
-      const sealedAt = this.nextVersion(label, current);
+      const sealedAt = this.versions.next(label, current);
       const blob = sealPair(this.key, credentials, sealedAt, key);
-      const version = await this.conn.redis.crWriteCredentials(key, current, blob, this.conn.routerId, this.now(), this.print(credentials));
+      const version = await this.conn.redis.crWriteCredentials(key, current, blob, this.conn.routerId, this.now(), this.prints.of(credentials));
       if (version >= 0) {
         this.seen.set(label, { version: String(version), by: this.conn.routerId });
         this.versions.note(label, sealedAt);
@@ -424,25 +349,6 @@ export class SharedCredentialStore implements CredentialStore {
       }
       if (tries >= 5) throw new Error(`state store: "${label}" kept changing while it was written`);
     }
-  }
-
-  /**
-   * The version a new pair of `label` is sealed at: after the hash's `v` (which Redis alone could lower)
-   * and after every version this router has seen, so no router that saw the old pair refuses it.
-   */
-  private nextVersion(label: string, stored: string | undefined): number {
-    const v = Number(stored || 0);
-    return Math.max(Number.isSafeInteger(v) ? v + 1 : 1, this.versions.get(label) + 1);
-  }
-
-  /** Says once per account and version that the pool's pair was refused as older than one seen. */
-  private refuseOlder(label: string, version: number): void {
-    const key = `${label}\0${version}`;
-    if (this.refusedOlder.has(key)) return;
-    this.refusedOlder.add(key);
-    this.opts.log.warn(
-      `state store: refused the pool's pair of "${label}": it is version ${version}, older than version ${this.versions.get(label)} this router has seen (an old pair written back into Redis); this router keeps its own copy and never sends that pair's refresh token`,
-    );
   }
 
   private unseal(label: string, blob: string): { creds: Credentials; version: number } {

@@ -316,9 +316,7 @@ export class RouterService {
       sources = first.sources;
     }
     const storeUrl = this.settings.host.stateStore;
-    this.pool = storeUrl
-      ? await openSharedStore(storeUrl, this.context.secrets, this.store, this.log, path.join(this.context.globalStorageUri.fsPath, 'pool-versions.json'))
-      : undefined;
+    this.pool = storeUrl ? await openSharedStore(storeUrl, this.context, this.store, this.log) : undefined;
     const pool = this.pool;
     const router = await createRouter({
       config,
@@ -437,8 +435,7 @@ export class RouterService {
     await this.real?.router.persistence?.flush();
     this.real?.router.persistence?.follow();
     await this.proxy?.dispose();
-    // The requests that ended in the grace time after the release: their bindings and evidence are handed over, not lost.
-    await this.real?.router.persistence?.handOver();
+    await this.real?.router.persistence?.handOver(); // what the requests ending in the grace time changed
     if (this.active && this.active !== this.real) await this.active.close();
     await this.real?.close();
     await this.disposables.dispose();

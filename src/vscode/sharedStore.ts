@@ -6,6 +6,7 @@
  * the same 64 hex digits), "Import State Store Key" takes one, "Set State Store Password" keeps the
  * password out of settings.
  */
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { CredentialStore } from '../accounts/types';
 import type { Logger } from '../proxy/log';
@@ -19,10 +20,17 @@ export const STORE_PASSWORD_SECRET = 'claudeRouter.stateStore.password';
 
 /**
  * Connects to `url` with the password and key from SecretStorage (the key created when missing).
- * @param versionsFile where the newest pair versions seen are kept (the extension's global storage)
  * @throws Error naming `claudeRouter.stateStore` when the URL is not a redis:// or rediss:// one
  */
-export async function openSharedStore(url: string, secrets: vscode.SecretStorage, local: CredentialStore, log: Logger, versionsFile?: string): Promise<SharedStore> {
+export async function openSharedStore(
+  url: string,
+  context: Pick<vscode.ExtensionContext, 'secrets' | 'globalStorageUri'>,
+  local: CredentialStore,
+  log: Logger,
+): Promise<SharedStore> {
+  const secrets = context.secrets;
+  // The newest sealed version seen of each account's pair (src/store/pairVersions.ts), beside the extension's state.
+  const versionsFile = path.join(context.globalStorageUri.fsPath, 'pool-versions.json');
   const target = parseStoreUrl(url);
   const password = await secrets.get(STORE_PASSWORD_SECRET);
   if (password) target.password = password;

@@ -69,6 +69,30 @@ function cooldownField(account: string, family: string | null): string {
   return family === null ? account : `${account}\0${family}`;
 }
 
+/**
+ * The other routers' in-flight requests and reservations per account, from `flat` (router id,
+ * record, router id, record, … as the gather script returns them). A record counts only when it
+ * is signed by the router it names and has the shape and bounds of one; anything else counts
+ * nothing and is refused (logged once).
+ */
+function remoteLoad(conn: StoreConnection, flat: readonly string[]): Map<string, RemoteLoad> {
+  const remote = new Map<string, RemoteLoad>();
+  for (let i = 0; i + 1 < flat.length; i += 2) {
+    if (flat[i] === conn.routerId) continue;
+    const key = storeKeys.inflight(flat[i]);
+    const got = conn.verified(key, flat[i + 1], 'an in-flight record');
+    const record = got && (got.sender === flat[i] ? inflightOf(got.value) : undefined);
+    if (got && !record) conn.refuse('an in-flight record', key, 'out of bounds, or signed by another router');
+    for (const [account, [n, reserved]] of Object.entries(record ?? {})) {
+      const sum = remote.get(account) ?? { inflight: 0, reserved: undefined };
+      sum.inflight += n;
+      if (reserved) sum.reserved = addCost(sum.reserved, reserved);
+      remote.set(account, sum);
+    }
+  }
+  return remote;
+}
+
 /** Starts sharing `state` through `conn`. */
 export function shareState(state: RouterState, conn: StoreConnection, opts: ShareOptions): SharedState {
   const now = opts.now ?? Date.now;
@@ -135,21 +159,7 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
         if (!conn.up) break;
         const flat = await redis.crGatherInflight(storeKeys.routers, storeKeys.inflightPrefix).catch(() => undefined);
         if (!flat) break;
-        const remote = new Map<string, RemoteLoad>();
-        for (let i = 0; i + 1 < flat.length; i += 2) {
-          if (flat[i] === conn.routerId) continue;
-          const key = storeKeys.inflight(flat[i]);
-          const got = conn.verified(key, flat[i + 1], 'an in-flight record');
-          // Signed by the router it names, and a record of that shape: anything else counts nothing.
-          const record = got && (got.sender === flat[i] ? inflightOf(got.value) : undefined);
-          if (got && !record) conn.refuse('an in-flight record', key, 'out of bounds, or signed by another router');
-          for (const [account, [n, reserved]] of Object.entries(record ?? {})) {
-            const sum = remote.get(account) ?? { inflight: 0, reserved: undefined };
-            sum.inflight += n;
-            if (reserved) sum.reserved = addCost(sum.reserved, reserved);
-            remote.set(account, sum);
-          }
-        }
+        const remote = remoteLoad(conn, flat);
         if (!sameLoad(remote, lastRemote)) {
           lastRemote = remote;
           state.leases.setRemote(remote);
