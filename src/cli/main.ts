@@ -39,6 +39,7 @@ import { runReplay, runReport } from './logCommands';
 import { configForStart, parsePort, UsageError, waitForSignal, type GlobalOptions } from './args';
 import { registerSimulate } from './simulateCommand';
 import { clientKeyFile } from './stateDir';
+import { exitWhenFlushed, quietOnClosedReader } from './exit';
 
 interface StartOptions extends GlobalOptions {
   config?: string;
@@ -275,16 +276,15 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 if (require.main === module) {
-  // A reader that stops early (`claude-router --help | head`) is no error of ours.
-  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code === 'EPIPE') process.exit(0);
-    throw err;
-  });
+  // Exits only once every byte written reached the reader (a slow pipe too); a reader that stops early
+  // (`claude-router --help | head`) is no error of ours.
+  let result: number | undefined;
+  quietOnClosedReader(() => result ?? 0);
   main(process.argv.slice(2)).then(
-    (code) => process.exit(code),
+    (code) => exitWhenFlushed((result = code)),
     (err) => {
       process.stderr.write(`claude-router: ${(err as Error).stack ?? String(err)}\n`);
-      process.exit(1);
+      exitWhenFlushed((result = 1));
     },
   );
 }
