@@ -199,7 +199,7 @@ export function buildProgram(done: (code: number) => void): Command {
     .argument('<decisions.jsonl...>', 'decision logs (version 1 or 2)')
     .option('--json', 'as JSON')
     .addHelpText('after', example('claude-router report ~/.config/claude-router/decisions.jsonl'))
-    .action((files: string[], opts: { json?: boolean }) => done(runReport(files, opts)));
+    .action(async (files: string[], opts: { json?: boolean }) => done(await runReport(files, opts)));
 
   program
     .command('replay')
@@ -209,7 +209,7 @@ export function buildProgram(done: (code: number) => void): Command {
     .addOption(new Option('--ranking <ranking>', 'the account ranking to replay with').choices(['expiry-first', 'headroom-first']).default('expiry-first'))
     .option('--all', 're-rank decisions made under another ranking too (a what-if)')
     .addHelpText('after', example('claude-router replay decisions.jsonl --ranking headroom-first'))
-    .action((files: string[], opts: { ranking: 'expiry-first' | 'headroom-first'; all?: boolean }) => done(runReplay(files, opts)));
+    .action(async (files: string[], opts: { ranking: 'expiry-first' | 'headroom-first'; all?: boolean }) => done(await runReplay(files, opts)));
 
   // The script is made when the command runs, from the whole tree: commands defined after this one are in it too.
   program

@@ -103,7 +103,7 @@ describe('e2e: claude-router simulate', function () {
       assert.doesNotMatch(x.stderr, /\n\s+at /, 'no stack trace');
       assert.equal(x.stdout, '');
     };
-    await refused([path.join(dir, 'missing.jsonl')], /^claude-router: cannot read .*missing\.jsonl: ENOENT\n$/);
+    await refused([path.join(dir, 'missing.jsonl')], /^claude-router: cannot read .*missing\.jsonl: no such file\n$/);
     const empty = path.join(dir, 'empty.jsonl');
     writeFileSync(empty, 'hello\n');
     await refused([empty], /nothing to simulate in .*empty\.jsonl: the log holds no \/v1\/messages request to replay\n$/);
