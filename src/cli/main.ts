@@ -147,7 +147,7 @@ export function buildProgram(done: (code: number) => void): Command {
       .description('How the running proxy would route a new request now — for a model, or for a session it has bound — with each account’s verdict in words.'),
   )
     .option('-m, --model <model>', 'the request’s model (its weekly model window counts)')
-    .option('--session <hash>', 'a session key hash (16 hex digits, from `decisions`): its binding counts')
+    .option('--session <hash>', 'a session key hash (from `decisions`), or its first 4+ hex digits: its binding counts')
     .option('--json', 'the preview as JSON')
     .addHelpText('after', `\n${PROXY_HELP}\n${example('claude-router explain', 'claude-router explain --model claude-opus-4-1')}`)
     .action(async (_opts: unknown, cmd: Command) => done(await runExplain(cmd.optsWithGlobals<ExplainOptions>())));
