@@ -72,11 +72,11 @@ describe('e2e: decisions, explain and status --watch', function () {
   }
   const cli = (args: string[]) => runCli(args, 15_000, { env });
   /** Runs the CLI in a pseudo-terminal (script(1)); returns its process and its output so far. */
-  function inTerminal(args: string[], extraEnv: Record<string, string> = {}) {
+  function inTerminal(args: string[], extraEnv: Record<string, string> = {}, before = '') {
     // Node counts any `CI` variable as a terminal without colours (tty.getColorDepth): a CI runner's must not decide this test.
     const { CI: _ci, ...outer } = process.env;
     // `exec`: a shell that stays between the pty and the CLI (dash, where SHELL is unset) dies of the Ctrl-C itself (130).
-    const command = `exec ${[process.execPath, CLI_JS, ...args].map((a) => `'${a}'`).join(' ')}`;
+    const command = `${before}exec ${[process.execPath, CLI_JS, ...args].map((a) => `'${a}'`).join(' ')}`;
     const child = spawn('script', ['-qfec', command, '/dev/null'], {
       env: { ...outer, ...env, TERM: 'xterm-256color', ...extraEnv },
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -290,6 +290,33 @@ describe('e2e: decisions, explain and status --watch', function () {
     await proxy.stop();
     assert.equal(await w.exited, 1);
     assert.match(w.stderr(), /the proxy at http:\/\/127\.0\.0\.1:\d+ stopped/);
+  });
+
+  it('`status` and `status --watch` fit 80 columns off a terminal, and the terminal’s width on one, keeping every column', async () => {
+    await send('width-session');
+    const widest = (text: string) =>
+      Math.max(
+        ...plain(text)
+          .split('\n')
+          .map((l) => [...l.replace(/\r$/, '')].length),
+      );
+    const r = await cli(['status']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(widest(r.stdout) <= 80, r.stdout);
+    for (const header of ['ACCOUNT', 'STATUS', '5H', '7D', 'IN-FLIGHT', 'SESSIONS', 'ELIGIBILITY', 'NOTE']) assert.match(r.stdout, new RegExp(`\\b${header}\\b`), header);
+    assert.match(r.stdout, /^work +\S/m);
+    assert.match(r.stdout, /^personal +\d+ +eligible$/m, 'the eligibility in a block of its own');
+
+    const w = spawnCli(['status', '--watch'], { env });
+    cleanups.push(() => w.stop());
+    await waitForStdout(w, /^requests \d+/m);
+    assert.ok(widest(w.stdout()) <= 80, w.stdout());
+    await w.stop();
+
+    const t = inTerminal(['status'], {}, 'stty cols 60; ');
+    assert.equal(await t.exited, 0);
+    assert.ok(widest(t.out()) <= 60, t.out());
+    assert.match(plain(t.out()), /NOTE/);
   });
 
   it('colours only on a terminal, and never with NO_COLOR or --no-color', async () => {
