@@ -110,14 +110,15 @@ export function formatStatusTable(s: StatusReport, now = Date.now(), opts: Table
   }
   const p = s.policy;
   const tail = [
+    '',
     `policy: ${p.strategy}, ${p.accountRanking}${p.primaryAccount === undefined ? '' : `, primary ${p.primaryAccount} (${s.config.sources['primary-account'] ?? 'default'})`}${p.sessionAffinity ? `, affinity ${formatDuration(p.sessionAffinityIdleTtlMs / 1000)}` : ''}${p.preferPrimary ? ', prefer-primary' : ''}${p.spillInflight ? `, spill at ${p.spillInflight}` : ''}`,
     `usable accounts: ${s.usableAccounts}/${s.accounts.filter((a) => !a.fallback).length}; bound sessions: ${s.boundSessions}; in flight: ${s.inflight}`,
     `config generation ${s.config.generation}${s.config.lastReloadError ? `; last reload rejected: ${s.config.lastReloadError}` : ''}`,
     `requests ${s.counters.requests}, served ${s.counters.served}, failovers ${s.counters.failovers}, no usable account ${s.counters.noUsableAccount}`,
   ];
-  lines.push('', ...tail.flatMap((l) => wrapText(l, width, 2)));
+  // These and the store's line are not wrapped: they may name a file (where a setting comes from), kept whole to be copied.
+  lines.push(...tail);
   const store = storeText(s.store, now);
-  // Not wrapped: it may name a file, whole so that it can be copied.
   if (store) lines.push(s.store?.state === 'connected' && !s.store.problem ? store : paint.yellow(store));
   return lines.join('\n') + '\n';
 }
