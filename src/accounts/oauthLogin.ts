@@ -41,14 +41,16 @@ export function startPkceLogin(authorizeUrl = AUTHORIZE_URL): PkceLogin {
 }
 
 /**
- * Splits the pasted `code#state`.
- * @throws Error when the state does not match this login (a paste from another attempt)
+ * Splits the pasted `code#state`. The state is required: it ties the paste to this login.
+ * @throws Error when nothing or only part of the code is pasted (no `#state`), or the state does not
+ * match this login (a paste from another attempt)
  */
 export function parsePastedCode(pasted: string, login: PkceLogin): { code: string; state: string } {
   const [code, state] = pasted.trim().split('#');
   if (!code) throw new Error('nothing pasted: copy the whole code shown after signing in');
-  if (state !== undefined && state !== login.state) throw new Error('this code belongs to another sign-in attempt; start again');
-  return { code, state: state ?? login.state };
+  if (!state) throw new Error('the code is incomplete: paste the whole code shown after signing in, including the part after "#"');
+  if (state !== login.state) throw new Error('this code belongs to another sign-in attempt; start again');
+  return { code, state };
 }
 
 /**

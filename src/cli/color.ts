@@ -3,6 +3,8 @@
  * `NO_COLOR` set to anything non-empty (no-color.org); Node's `hasColors` also honours
  * `NODE_DISABLE_COLORS`, `FORCE_COLOR` and `TERM=dumb`.
  */
+import { DEFAULT_WIDTH } from '../routing/textFit';
+
 /** The styles the output uses; each returns its text unchanged when colours are off. */
 export interface Paint {
   bold: (text: string) => string;
@@ -32,4 +34,12 @@ export function paintFor(stream: NodeJS.WriteStream, colorFlag: boolean | undefi
   // An empty NO_COLOR means colours (no-color.org); Node's check would count it as set.
   const { NO_COLOR: _empty, ...rest } = env;
   return stream.hasColors(rest) ? COLOURED : PLAIN;
+}
+
+/**
+ * The width `stream` is laid out for, in columns: a terminal's own, DEFAULT_WIDTH (80) when it is
+ * not a terminal (a pipe, a file) or does not say.
+ */
+export function terminalWidth(stream: NodeJS.WriteStream): number {
+  return stream.isTTY && stream.columns > 0 ? stream.columns : DEFAULT_WIDTH;
 }

@@ -3,6 +3,9 @@
  * running proxy (its `/decisions`, which reads the log on disk: src/proxy/state/decisionQuery.ts),
  * filtered, each with the account that served it and every candidate's verdict in words.
  */
+import * as path from 'node:path';
+import { AccountRegistry } from '../accounts/registry';
+import type { StatusReport } from '../proxy/status/status';
 import type { DecisionRecord } from '../routing/decision';
 import { metricsFromRecord } from '../routing/decision';
 import { candidateText, decisionReasonText } from '../proxy/status/statusView';
@@ -12,7 +15,8 @@ import { configFromArgs, UsageError, waitForSignal } from './args';
 import { findRunningProxy } from './discovery';
 import { stateDirOf } from './runtime';
 import { paintFor, type Paint } from './color';
-import { fetchPage, proxyTarget, type ProxyTargetOptions } from './proxyClient';
+import { fetchPage, getJson, targetOf, type ProxyTargetOptions } from './proxyClient';
+import { resolveAccounts } from './accountSet';
 
 export interface DecisionsOptions extends ProxyTargetOptions {
   limit: string;
@@ -53,7 +57,7 @@ export function sinceMs(value: string, now = Date.now(), option = '--since'): nu
 
 /**
  * @returns 0 (also when nothing matches)
- * @throws UsageError (exit 2) for a bad option; Error (exit 1) when the proxy cannot be asked
+ * @throws UsageError (exit 2) for a bad option, or an `--account` label no account has (when nothing matches); Error (exit 1) when the proxy cannot be asked
  */
 export async function runDecisions(values: DecisionsOptions): Promise<number> {
   const limit = Number(values.limit);
@@ -66,9 +70,10 @@ export async function runDecisions(values: DecisionsOptions): Promise<number> {
   const checked = parseDecisionQuery(params.toString());
   if ('error' in checked) throw new UsageError(`--${checked.error}`);
 
-  const source = await decisionSource(values);
+  const { pages: source, labels } = await decisionSource(values);
   const query = params.toString();
   const records = await newest(source, query, limit, () => false);
+  if (records.length === 0 && values.account !== undefined) await assertKnownAccount(values.account, labels);
   const paint = paintFor(process.stdout, values.color);
   // With --follow, JSON goes out as one record per line (JSON Lines), so each can be read as it comes.
   const print = (list: DecisionRecord[]) =>
@@ -112,17 +117,24 @@ export async function runDecisions(values: DecisionsOptions): Promise<number> {
 /** One page of matching decisions for a query string (the `/decisions` parameters), and the query of the page before it. */
 type PageSource = (query: string) => Promise<{ records: DecisionRecord[]; next: string | null }>;
 
+/** Where the decisions are read, and the labels of the accounts there now. */
+interface DecisionSource {
+  pages: PageSource;
+  /** The account labels, in order (those of the running proxy, or of the configuration and state directory). */
+  labels: () => Promise<string[]>;
+}
+
 /**
  * Where the decisions are read: the running proxy's `/decisions` (it flushes its log first), or —
  * with no proxy registered in the state directory and no `--url` — the decision log on disk there,
- * read by the same reader (decisionQuery.ts), no key needed.
+ * read by the same reader (decisionQuery.ts), no key needed. The configuration is resolved once.
  * @throws UsageError when a proxy must be asked and no client key is found
  */
-async function decisionSource(values: DecisionsOptions): Promise<PageSource> {
+async function decisionSource(values: DecisionsOptions): Promise<DecisionSource> {
   const { config } = await configFromArgs(values.config, values.stateDir);
   const dir = stateDirOf(config);
   if (values.url === undefined && values.key === undefined && !findRunningProxy(dir)) {
-    return async (query) => {
+    const pages: PageSource = async (query) => {
       const q = parseDecisionQuery(query);
       if ('error' in q) throw new UsageError(`--${q.error}`);
       const page = await readDecisionPage(dir, q);
@@ -131,12 +143,32 @@ async function decisionSource(values: DecisionsOptions): Promise<PageSource> {
       next.set('before', page.next);
       return { records: page.records, next: next.toString() };
     };
+    const labels = async () => (await resolveAccounts(config, new AccountRegistry(path.join(dir, 'accounts.json')))).accounts.map((a) => a.label);
+    return { pages, labels };
   }
-  const target = await proxyTarget(values);
-  return async (query) => {
+  const target = targetOf(values, config);
+  const pages: PageSource = async (query) => {
     const page = await fetchPage<DecisionRecord>(target, `/decisions?${query}`);
     return { records: page.records, next: page.next === null ? null : page.next.replace(/^\/decisions\?/, '') };
   };
+  return { pages, labels: async () => (await getJson<StatusReport>(target, '/status')).accounts.map((a) => a.label) };
+}
+
+/**
+ * `--account` that matched nothing: a label no account has is a usage error naming the labels there
+ * are (a typo, not an idle account). A label that is there, or labels that cannot be read: nothing.
+ * @throws UsageError (exit 2) when no account has the label
+ */
+async function assertKnownAccount(label: string, labels: () => Promise<string[]>): Promise<void> {
+  let known: string[];
+  try {
+    known = await labels();
+  } catch {
+    return;
+  }
+  if (known.includes(label)) return;
+  const there = known.length ? `the accounts: ${known.map((l) => JSON.stringify(l)).join(', ')}` : 'there is no account';
+  throw new UsageError(`--account: no account has the label ${JSON.stringify(label)} (${there})`);
 }
 
 /**

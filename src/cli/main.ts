@@ -41,6 +41,7 @@ import { runReplay, runReport } from './logCommands';
 import { configForStart, parsePort, UsageError, waitForSignal, type GlobalOptions } from './args';
 import { registerSimulate } from './simulateCommand';
 import { clientKeyFile } from './stateDir';
+import { exitWhenFlushed, quietOnClosedReader } from './exit';
 
 interface StartOptions extends GlobalOptions {
   config?: string;
@@ -191,7 +192,7 @@ function registerPreviewCommands(program: Command, done: (code: number) => void)
       .description('How the running proxy would route a new request now — for a model, or for a session it has bound — with each account’s verdict in words.'),
   )
     .option('-m, --model <model>', 'the request’s model (its weekly model window counts)')
-    .option('--session <hash>', 'a session key hash (16 hex digits, from `decisions`): its binding counts')
+    .option('--session <hash>', 'a session key hash (from `decisions`), or its first 4+ hex digits: its binding counts')
     .option('--json', 'the preview as JSON')
     .addHelpText('after', `\n${PROXY_HELP}\n${example('claude-router explain', 'claude-router explain --model claude-opus-4-1')}`)
     .action(async (_opts: unknown, cmd: Command) => done(await runExplain(cmd.optsWithGlobals<ExplainOptions>())));
@@ -234,7 +235,7 @@ function registerLogCommands(program: Command, done: (code: number) => void): vo
     .argument('<decisions.jsonl...>', 'decision logs (version 1 or 2)')
     .option('--json', 'as JSON')
     .addHelpText('after', example('claude-router report ~/.config/claude-router/decisions.jsonl'))
-    .action((files: string[], opts: { json?: boolean }) => done(runReport(files, opts)));
+    .action(async (files: string[], opts: { json?: boolean }) => done(await runReport(files, opts)));
 
   program
     .command('replay')
@@ -244,7 +245,7 @@ function registerLogCommands(program: Command, done: (code: number) => void): vo
     .addOption(new Option('--ranking <ranking>', 'the account ranking to replay with').choices(['expiry-first', 'headroom-first']).default('expiry-first'))
     .option('--all', 're-rank decisions made under another ranking too (a what-if)')
     .addHelpText('after', example('claude-router replay decisions.jsonl --ranking headroom-first'))
-    .action((files: string[], opts: { ranking: 'expiry-first' | 'headroom-first'; all?: boolean }) => done(runReplay(files, opts)));
+    .action(async (files: string[], opts: { ranking: 'expiry-first' | 'headroom-first'; all?: boolean }) => done(await runReplay(files, opts)));
 }
 
 /** The shell's help: `completion` (made from the whole tree when it runs), `help <command> [subcommand]`. */
@@ -313,16 +314,15 @@ export async function main(argv: string[]): Promise<number> {
 if (require.main === module) {
   // A stray rejection (a store answer nobody waited for) is logged, never the end of a running router.
   logUnhandledRejections(streamLogger((line) => process.stderr.write(line)));
-  // A reader that stops early (`claude-router --help | head`) is no error of ours.
-  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code === 'EPIPE') process.exit(0);
-    throw err;
-  });
+  // Exits only once every byte written reached the reader (a slow pipe too); a reader that stops early
+  // (`claude-router --help | head`) is no error of ours.
+  let result: number | undefined;
+  quietOnClosedReader(() => result ?? 0);
   main(process.argv.slice(2)).then(
-    (code) => process.exit(code),
+    (code) => exitWhenFlushed((result = code)),
     (err) => {
       process.stderr.write(`claude-router: ${(err as Error).stack ?? String(err)}\n`);
-      process.exit(1);
+      exitWhenFlushed((result = 1));
     },
   );
 }

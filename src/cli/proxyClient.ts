@@ -3,7 +3,7 @@
  * client key without flags, through the discovery file (discovery.ts); then one request, the key
  * sent only to a holder of the port that proved it knows it (src/proxy/http/identity.ts).
  */
-import { DEFAULT_SERVER_SETTINGS } from '../config/schema';
+import { DEFAULT_SERVER_SETTINGS, type ConfigInput } from '../config/schema';
 import { fetchFromRouter } from '../proxy/http/identity';
 import { configFromArgs, UsageError, type GlobalOptions } from './args';
 import { findRunningProxy } from './discovery';
@@ -39,6 +39,15 @@ export interface ProxyTarget {
 export async function proxyTarget(values: ProxyTargetOptions, env: NodeJS.ProcessEnv = process.env): Promise<ProxyTarget> {
   if (values.url !== undefined && !isHttpUrl(values.url)) throw new UsageError(`--url: expected the proxy's http:// URL (e.g. http://127.0.0.1:48290), got "${values.url}"`);
   const { config } = await configFromArgs(values.config, values.stateDir);
+  return targetOf(values, config, env);
+}
+
+/**
+ * {@link proxyTarget} with the configuration already resolved (from `values.config` and `values.stateDir`).
+ * @throws UsageError for a malformed `--url`, or when no key is found (exit 2)
+ */
+export function targetOf(values: ProxyTargetOptions, config: ConfigInput, env: NodeJS.ProcessEnv = process.env): ProxyTarget {
+  if (values.url !== undefined && !isHttpUrl(values.url)) throw new UsageError(`--url: expected the proxy's http:// URL (e.g. http://127.0.0.1:48290), got "${values.url}"`);
   const dir = stateDirOf(config, env);
   const running = values.url === undefined ? findRunningProxy(dir) : undefined;
   if (values.key !== undefined) {

@@ -11,6 +11,7 @@ import { policyFrom } from '../config/schema';
 import { formatSimulation } from '../whatif/output';
 import { catalogueNames, looksLikePolicyName, parsePolicyName } from '../whatif/policies';
 import { UsageError } from './args';
+import { terminalWidth } from './color';
 import { SimulateInputError, simulateLogs, type PolicyArg, type SimulateRun } from './simulateRun';
 
 export interface SimulateOptions {
@@ -56,7 +57,7 @@ export async function runSimulate(files: readonly string[], opts: SimulateOption
     if (err instanceof SimulateInputError) throw new UsageError(err.message);
     throw err;
   }
-  process.stdout.write(opts.json ? JSON.stringify(run.output, null, 2) + '\n' : formatSimulation(run.output));
+  process.stdout.write(opts.json ? JSON.stringify(run.output, null, 2) + '\n' : formatSimulation(run.output, terminalWidth(process.stdout)));
   for (const w of run.warnings) process.stderr.write(`claude-router: ${w}\n`);
   return 0;
 }

@@ -4,16 +4,16 @@
  * say on standard error. Shared by `claude-router simulate` (simulateCommand.ts) and the VS Code
  * extension's child process (simulateChild.ts); it loads no configuration, so the child stays small.
  */
-import { createReadStream } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { createInterface } from 'node:readline';
 import { readDecisionRecord } from '../routing/decisionRead';
+import type { LogLine } from '../routing/logLines';
 import type { RoutingPolicy } from '../routing/policy';
 import { compare } from '../whatif/compare';
 import { simulationOutput, type SimulationOutput } from '../whatif/output';
 import { catalogueNames, parsePolicyName, withPolicyName, type PolicyName } from '../whatif/policies';
 import { WorkloadBuilder } from '../whatif/reconstruct';
 import type { SimPolicy } from '../whatif/simulate';
+import { LogReadError, readLogLines, tooLongText } from './logFile';
 
 /** Bad lines named one by one; past this only their count. */
 const MAX_BAD_LINES_SHOWN = 5;
@@ -74,43 +74,37 @@ export async function simulateLogs(
 }
 
 /**
- * Streams one log into `builder`, line by line.
+ * Streams one log into `builder`, line by line (each capped: see src/routing/logLines.ts).
  * @param onBad receives `file:line` and why, for each line that is not a decision record
  * @throws SimulateInputError when the file cannot be read
  */
 async function readLog(file: string, builder: WorkloadBuilder, onBad: (where: string, why: string) => void): Promise<void> {
-  const stream = createReadStream(file, { encoding: 'utf8' });
-  const opened = new Promise<void>((resolve, reject) => {
-    stream.once('ready', () => resolve());
-    stream.once('error', reject);
-  });
   try {
-    await opened;
+    for await (const line of readLogLines(file)) readLine(line, `${file}:${line.n}`, builder, onBad);
   } catch (err) {
-    throw new SimulateInputError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    if (err instanceof LogReadError) throw new SimulateInputError(err.message);
+    throw err;
   }
-  const lines = createInterface({ input: stream, crlfDelay: Infinity });
-  let n = 0;
-  for await (const line of lines) {
-    n++;
-    if (!line.trim()) continue;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch {
-      onBad(`${file}:${n}`, 'not JSON (a truncated or damaged line)');
-      continue;
-    }
-    const record = readDecisionRecord(value);
-    if (!record) {
-      const v = (value as { schemaVersion?: unknown } | null)?.schemaVersion;
-      onBad(`${file}:${n}`, v === undefined ? 'not a decision record' : `a record of schema version ${JSON.stringify(v)} (this version reads 1 and 2)`);
-      continue;
-    }
-    try {
-      builder.add(record);
-    } catch (err) {
-      onBad(`${file}:${n}`, `a malformed decision record (${(err as Error).message})`);
-    }
+}
+
+/** One line of a log into `builder`, or why it is not a decision record into `onBad`. */
+function readLine(line: LogLine, where: string, builder: WorkloadBuilder, onBad: (where: string, why: string) => void): void {
+  if (line.text === null) return onBad(where, tooLongText(line));
+  if (!line.text.trim()) return;
+  let value: unknown;
+  try {
+    value = JSON.parse(line.text);
+  } catch {
+    return onBad(where, 'not JSON (a truncated or damaged line)');
+  }
+  const record = readDecisionRecord(value);
+  if (!record) {
+    const v = (value as { schemaVersion?: unknown } | null)?.schemaVersion;
+    return onBad(where, v === undefined ? 'not a decision record' : `a record of schema version ${JSON.stringify(v)} (this version reads 1 and 2)`);
+  }
+  try {
+    builder.add(record);
+  } catch (err) {
+    onBad(where, `a malformed decision record (${(err as Error).message})`);
   }
 }

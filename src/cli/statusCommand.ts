@@ -10,6 +10,8 @@ import { getJson, proxyTarget, type ProxyTargetOptions } from './proxyClient';
 import { concurrencyText, eligibilityText, explainReason, storeText, timeUntil, warmUpText, whyNow } from '../proxy/status/statusView';
 import { PLAIN, paintFor, type Paint } from './color';
 import { formatDuration } from '../quota/duration';
+import { fitTable, wrapText } from '../routing/textFit';
+import { terminalWidth } from './color';
 
 const pct = (f: number | null) => (f === null ? '   ?' : `${Math.round(f * 100)}%`.padStart(4));
 
@@ -39,6 +41,8 @@ export interface TableOptions {
   paint?: Paint;
   /** A bar beside the 5h and 7d utilisation (the live view). */
   bars?: boolean;
+  /** Fit to this many columns (terminalWidth): a wider table is split into blocks of columns, long lines wrapped. Default: no limit. */
+  width?: number;
 }
 
 /**
@@ -80,42 +84,40 @@ export function formatStatusTable(s: StatusReport, now = Date.now(), opts: Table
       note,
     ]);
   }
-  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   const statusColumn = 2;
   const eligibilityColumn = rows[0].indexOf('ELIGIBILITY');
+  const width = opts.width ?? Infinity;
   // Padded first, coloured after: escape codes take no room on the screen.
-  const lines = rows.map((r, row) =>
-    r
-      .map((c, i) => {
-        const cell = c.padEnd(widths[i]);
-        if (row === 0) return paint.bold(cell);
-        const a = s.accounts[row - 1];
-        if (i === statusColumn) return statusPaint(a.status, paint)(cell);
-        if (i === eligibilityColumn) return (a.eligibility?.code === 'eligible' ? paint.green : paint.yellow)(cell);
-        return cell;
-      })
-      .join('  ')
-      .trimEnd(),
-  );
+  const lines = fitTable(rows, width, {
+    paint: (row, i, cell) => {
+      if (row === 0) return paint.bold(cell);
+      const a = s.accounts[row - 1];
+      if (i === statusColumn) return statusPaint(a.status, paint)(cell);
+      if (i === eligibilityColumn) return (a.eligibility?.code === 'eligible' ? paint.green : paint.yellow)(cell);
+      return cell;
+    },
+  });
   const labelWidth = Math.max(...s.accounts.map((a) => a.label.length));
   // In the order a new request would try them (the text says "ranked 2nd"); disabled accounts last.
   const rank = (label: string) => s.preview.verdicts.find((v) => v.account === label)?.rank ?? Number.MAX_SAFE_INTEGER;
   const byTryOrder = [...s.accounts].sort((a, b) => rank(a.label) - rank(b.label));
-  lines.push('', 'why:', ...byTryOrder.map((a) => `  ${a.label.padEnd(labelWidth)}  ${whyNow(a, s, now)}`));
+  lines.push('', 'why:', ...byTryOrder.flatMap((a) => wrapText(`  ${a.label.padEnd(labelWidth)}  ${whyNow(a, s, now)}`, width, labelWidth + 4)));
   // A model-scoped limit can send one family's new sessions elsewhere: say where.
   for (const [family, fp] of Object.entries(s.familyPreviews ?? {})) {
     const v = fp.verdicts.find((x) => x.verdict === 'selected');
     const a = v && s.accounts.find((x) => x.label === v.account);
-    if (v && a?.usable) lines.push(`  a new ${family} session would go to ${v.account}: ${explainReason(v.reason)}.`);
+    if (v && a?.usable) lines.push(...wrapText(`  a new ${family} session would go to ${v.account}: ${explainReason(v.reason)}.`, width, 4));
   }
   const p = s.policy;
-  lines.push(
+  const tail = [
     '',
     `policy: ${p.strategy}, ${p.accountRanking}${p.primaryAccount === undefined ? '' : `, primary ${p.primaryAccount} (${s.config.sources['primary-account'] ?? 'default'})`}${p.sessionAffinity ? `, affinity ${formatDuration(p.sessionAffinityIdleTtlMs / 1000)}` : ''}${p.preferPrimary ? ', prefer-primary' : ''}${p.spillInflight ? `, spill at ${p.spillInflight}` : ''}`,
     `usable accounts: ${s.usableAccounts}/${s.accounts.filter((a) => !a.fallback).length}; bound sessions: ${s.boundSessions}; in flight: ${s.inflight}`,
     `config generation ${s.config.generation}${s.config.lastReloadError ? `; last reload rejected: ${s.config.lastReloadError}` : ''}`,
     `requests ${s.counters.requests}, served ${s.counters.served}, failovers ${s.counters.failovers}, no usable account ${s.counters.noUsableAccount}`,
-  );
+  ];
+  // These and the store's line are not wrapped: they may name a file (where a setting comes from), kept whole to be copied.
+  lines.push(...tail);
   const store = storeText(s.store, now);
   if (store) lines.push(s.store?.state === 'connected' && !s.store.problem ? store : paint.yellow(store));
   return lines.join('\n') + '\n';
@@ -143,6 +145,10 @@ export interface StatusOptions extends ProxyTargetOptions {
 
 export async function runStatus(values: StatusOptions): Promise<number> {
   const report = await getJson<StatusReport>(await proxyTarget(values), '/status');
-  process.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : formatStatusTable(report, Date.now(), { paint: paintFor(process.stdout, values.color) }));
+  process.stdout.write(
+    values.json
+      ? JSON.stringify(report, null, 2) + '\n'
+      : formatStatusTable(report, Date.now(), { paint: paintFor(process.stdout, values.color), width: terminalWidth(process.stdout) }),
+  );
   return 0;
 }

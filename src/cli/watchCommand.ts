@@ -8,7 +8,7 @@
 import { verifyHolder } from '../proxy/http/identity';
 import type { StatusReport } from '../proxy/status/status';
 import { waitForSignal } from './args';
-import { paintFor } from './color';
+import { paintFor, terminalWidth } from './color';
 import { getJson, proxyTarget, type ProxyTarget } from './proxyClient';
 import { formatStatusTable, type StatusOptions } from './statusCommand';
 
@@ -32,7 +32,7 @@ export async function runWatch(values: StatusOptions, out: NodeJS.WriteStream = 
     if (!last) return;
     const now = Date.now();
     const head = `${paint.bold('claude-router status --watch')}  ${target.url}  ${new Date(now).toTimeString().slice(0, 8)}${tty ? '  (Ctrl-C quits)' : ''}`;
-    const table = formatStatusTable(last, now, { paint, bars: tty });
+    const table = formatStatusTable(last, now, { paint, bars: tty, width: terminalWidth(out) });
     if (tty) out.write(HOME + [head, '', ...table.trimEnd().split('\n')].map((l) => l + CLEAR_LINE).join('\n') + '\n' + CLEAR_BELOW);
     else if (table !== printed) {
       printed = table;

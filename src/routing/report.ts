@@ -97,8 +97,9 @@ function forcedSwitch(r: ReportEntry, left: string): boolean | undefined {
   return r.attempts.some((a) => a.account === left && QUOTA_RESULTS.has(a.result));
 }
 
-function inc(map: Record<string, number>, key: string): void {
-  map[key] = (map[key] ?? 0) + 1;
+/** Counts by a recorded string in a Map: a name such as `constructor` or `__proto__` is a key like any other. */
+function inc(map: Map<string, number>, key: string): void {
+  map.set(key, (map.get(key) ?? 0) + 1);
 }
 
 /** Where a session was last served, and the account it last switched away from. */
@@ -114,8 +115,8 @@ interface SessionTrail {
 export class ReportBuilder {
   /** The weekly windows seen in the candidates' quota evidence. */
   readonly weekly = new WindowPeriods();
-  private readonly bySelectionReason: Record<string, number> = {};
-  private readonly byOutcome: Record<string, number> = {};
+  private readonly bySelectionReason = new Map<string, number>();
+  private readonly byOutcome = new Map<string, number>();
   private readonly last = new Map<string, SessionTrail>();
   private decisions = 0;
   private sessionRequests = 0;
@@ -191,8 +192,9 @@ export class ReportBuilder {
       shareTimeAtMostOneUsable: this.totalTime ? this.lowTime / this.totalTime : this.decisions && this.firstUsable <= 1 ? 1 : 0,
       hoursAtLeastTwoUsable: (this.totalTime - this.lowTime) / 3_600_000,
       fallbackShare: this.served ? this.fallbackServed / this.served : 0,
-      bySelectionReason: this.bySelectionReason,
-      byOutcome: this.byOutcome,
+      // Own properties whatever the name (fromEntries defines them: `__proto__` stays a count).
+      bySelectionReason: Object.fromEntries(this.bySelectionReason),
+      byOutcome: Object.fromEntries(this.byOutcome),
       ...summarizeWeeklyResets(resets ?? this.weekly.resets(endMs)),
     };
   }

@@ -4,6 +4,7 @@
  * and the limits of the model. Pure. How to read it: docs/whatif.md#reading-the-table.
  */
 import type { PolicyReport } from '../routing/report';
+import { fitTable, wrapLines } from '../routing/textFit';
 import { refusedOf, toleranceText, type Calibration, type Comparison } from './compare';
 import type { Reconstruction, ReconstructStats } from './reconstruct';
 import type { AllowanceSource, WindowStart } from './workload';
@@ -138,15 +139,9 @@ function cells(r: PolicyReport, unusedTokens: number | null): string[] {
   ];
 }
 
-/** Rows of cells → aligned lines (the first column left-aligned, the others right-aligned). */
-function table(rows: string[][]): string[] {
-  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => [...r[i]].length)));
-  return rows.map((r) =>
-    r
-      .map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i])))
-      .join('  ')
-      .trimEnd(),
-  );
+/** Rows of cells → aligned lines no wider than `width` where it can (the first column left-aligned, the others right-aligned; see fitTable). */
+function table(rows: string[][], width: number): string[] {
+  return fitTable(rows, width, { right: new Set(rows[0].map((_, i) => i).filter((i) => i > 0)) });
 }
 
 function calibrationLines(c: Calibration, recordedName: string): string[] {
@@ -162,8 +157,12 @@ function calibrationLines(c: Calibration, recordedName: string): string[] {
   return [`calibration (${recordedName} replayed vs the log): ${figures.join(', ')} — ${verdict}.`];
 }
 
-/** The result as text. */
-export function formatSimulation(o: SimulationOutput): string {
+/**
+ * The result as text.
+ * @param width the columns to fit (the terminal's; 80 off a terminal): the table is split into blocks of
+ * columns, long lines wrapped. Default: no limit.
+ */
+export function formatSimulation(o: SimulationOutput, width = Infinity): string {
   const start = new Date(o.span.startMs).toISOString().slice(0, 16).replace('T', ' ');
   const end = new Date(o.span.endMs).toISOString().slice(0, 16).replace('T', ' ');
   const accountText = o.accounts.map((a) =>
@@ -183,7 +182,7 @@ export function formatSimulation(o: SimulationOutput): string {
     `accounts: ${accountText.join('; ')}`,
     `recorded policy: ${o.recorded.description}`,
     '',
-    ...table(rows),
+    ...table(rows, width),
     '',
     ...calibrationLines(o.calibration, o.recorded.name),
     '',
@@ -192,5 +191,5 @@ export function formatSimulation(o: SimulationOutput): string {
     '',
     `replayed ${num(o.stats.requests)} requests under ${o.policies.length + (recordedListed ? 0 : 1)} policies in ${(o.wallMs / 1000).toFixed(2)} s`,
   ];
-  return lines.join('\n') + '\n';
+  return wrapLines(lines, width).join('\n') + '\n';
 }

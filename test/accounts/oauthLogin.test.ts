@@ -25,6 +25,11 @@ describe('sign in with Claude (OAuth PKCE, manual code)', () => {
     assert.deepEqual(parsePastedCode(`abc#${login.state}`, login), { code: 'abc', state: login.state });
   });
 
+  it('refuses a pasted code without its #state (only part of the code copied), saying to paste the whole code', () => {
+    const login = startPkceLogin();
+    for (const pasted of ['abc', 'abc#', ' abc \n']) assert.throws(() => parsePastedCode(pasted, login), /incomplete: paste the whole code .*including the part after "#"/);
+  });
+
   it('exchanges the pasted code#state for a token pair at the token endpoint', async () => {
     const sim = await startFakeUpstream({ accounts: [{ label: 'me', accessToken: 'sk-ant-oat01-old', refreshToken: 'sk-ant-ort01-old' }] });
     try {

@@ -7,7 +7,7 @@
 import { strict as assert } from 'node:assert';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { request } from 'undici';
@@ -55,8 +55,8 @@ describe('e2e: decisions, explain and status --watch', function () {
     while (cleanups.length) await cleanups.pop()!();
   });
 
-  async function startProxy(): Promise<void> {
-    proxy = spawnCli(['start', '--port', '0', '--upstream-url', sim.url, '--token-url', sim.tokenUrl], { env });
+  async function startProxy(extra: string[] = []): Promise<void> {
+    proxy = spawnCli(['start', '--port', '0', '--upstream-url', sim.url, '--token-url', sim.tokenUrl, ...extra], { env });
     cleanups.push(() => proxy.stop());
     url = (await waitForStdout(proxy, /^listening on (http:\/\/127\.0\.0\.1:\d+)$/m))[1];
   }
@@ -72,11 +72,11 @@ describe('e2e: decisions, explain and status --watch', function () {
   }
   const cli = (args: string[]) => runCli(args, 15_000, { env });
   /** Runs the CLI in a pseudo-terminal (script(1)); returns its process and its output so far. */
-  function inTerminal(args: string[], extraEnv: Record<string, string> = {}) {
+  function inTerminal(args: string[], extraEnv: Record<string, string> = {}, before = '') {
     // Node counts any `CI` variable as a terminal without colours (tty.getColorDepth): a CI runner's must not decide this test.
     const { CI: _ci, ...outer } = process.env;
     // `exec`: a shell that stays between the pty and the CLI (dash, where SHELL is unset) dies of the Ctrl-C itself (130).
-    const command = `exec ${[process.execPath, CLI_JS, ...args].map((a) => `'${a}'`).join(' ')}`;
+    const command = `${before}exec ${[process.execPath, CLI_JS, ...args].map((a) => `'${a}'`).join(' ')}`;
     const child = spawn('script', ['-qfec', command, '/dev/null'], {
       env: { ...outer, ...env, TERM: 'xterm-256color', ...extraEnv },
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -154,7 +154,7 @@ describe('e2e: decisions, explain and status --watch', function () {
       [['decisions', '--session', 'XYZ'], /--session: expected 4–16 lowercase hex digits/],
       [['decisions', '--outcome', 'fine'], /argument 'fine' is invalid. Allowed choices are success, /],
       [['decisions', '--reason', 'session-affinity'], /argument 'session-affinity' is invalid. Allowed choices are availability, .*session_affinity/],
-      [['explain', '--session', 'first-session'], /--session: expected a session key hash of 16 lowercase hex digits/],
+      [['explain', '--session', 'first-session'], /--session: expected a session key hash \(16 lowercase hex digits, as `decisions` shows it\) or its first 4\+ digits/],
     ] as const) {
       const r = await cli([...args]);
       assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
@@ -188,6 +188,51 @@ describe('e2e: decisions, explain and status --watch', function () {
     while (!/would go to personal/.test(after.stdout) && Date.now() < end) after = await cli(['explain']);
     assert.match(after.stdout, /^A new request would go to personal: /m);
     assert.match(after.stdout, /^ {2}work {6}disabled$/m);
+  });
+
+  it('`explain --session`: a unique prefix of 4+ digits is that bound session; an ambiguous one or one of no session exits 2 saying so', async () => {
+    await proxy.stop();
+    const config = path.join(dir, 'affinity.yaml');
+    writeFileSync(config, 'routing:\n  session-affinity: true\n');
+    await startProxy(['--config', config]);
+    // Two sessions whose hashes share their first 4 digits.
+    const seen = new Map<string, string>();
+    let pair: [string, string] | undefined;
+    for (let i = 0; !pair; i++) {
+      const id = `prefix-${i}`;
+      const other = seen.get(stickyKeyHash(id).slice(0, 4));
+      if (other) pair = [other, id];
+      else seen.set(stickyKeyHash(id).slice(0, 4), id);
+    }
+    for (const s of pair) await send(s);
+    const [a, b] = pair.map(stickyKeyHash);
+    let common = 4;
+    while (a[common] === b[common]) common++;
+
+    const one = await cli(['explain', '--session', a.slice(0, common + 1)]);
+    assert.equal(one.code, 0, one.stderr);
+    assert.match(one.stdout, new RegExp(`^A new request of session ${a} would go to `, 'm'));
+    const ambiguous = await cli(['explain', '--session', a.slice(0, common)]);
+    assert.equal(ambiguous.code, 2, ambiguous.stdout);
+    assert.match(ambiguous.stderr, new RegExp(`--session ${a.slice(0, common)}: ambiguous, 2 bound sessions start with it \\((${a}, ${b}|${b}, ${a})\\); give more digits`));
+    const free = [...'0123456789abcdef'].map((d) => a.slice(0, common) + d).find((p) => !a.startsWith(p) && !b.startsWith(p))!;
+    const none = await cli(['explain', '--session', free]);
+    assert.equal(none.code, 2);
+    assert.match(none.stderr, new RegExp(`--session ${free}: no bound session starts with it \\(2 bound\\)`));
+  });
+
+  it('`decisions --account` with a label no account has says so, naming the labels there are (exit 2), from the proxy and from the log on disk', async () => {
+    await send('label-session');
+    for (const running of [true, false]) {
+      if (!running) await proxy.stop();
+      const r = await cli(['decisions', '--account', 'nobody']);
+      assert.equal(r.code, 2, r.stdout);
+      assert.match(r.stderr, /^claude-router: --account: no account has the label "nobody" \(the accounts: "work", "personal"\)$/m);
+      assert.doesNotMatch(r.stdout, /no decisions match/);
+      const known = await cli(['decisions', '--account', 'personal']);
+      assert.equal(known.code, 0, known.stderr);
+      assert.match(known.stdout, /^no decisions match$/m);
+    }
   });
 
   it('`estimation`: each model the proxy has served, warming up toward its p95, and each account with nothing reserved once the requests end; --json is /estimation', async () => {
@@ -245,6 +290,33 @@ describe('e2e: decisions, explain and status --watch', function () {
     await proxy.stop();
     assert.equal(await w.exited, 1);
     assert.match(w.stderr(), /the proxy at http:\/\/127\.0\.0\.1:\d+ stopped/);
+  });
+
+  it('`status` and `status --watch` fit 80 columns off a terminal, and the terminal’s width on one, keeping every column', async () => {
+    await send('width-session');
+    const widest = (text: string) =>
+      Math.max(
+        ...plain(text)
+          .split('\n')
+          .map((l) => [...l.replace(/\r$/, '')].length),
+      );
+    const r = await cli(['status']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(widest(r.stdout) <= 80, r.stdout);
+    for (const header of ['ACCOUNT', 'STATUS', '5H', '7D', 'IN-FLIGHT', 'SESSIONS', 'ELIGIBILITY', 'NOTE']) assert.match(r.stdout, new RegExp(`\\b${header}\\b`), header);
+    assert.match(r.stdout, /^work +\S/m);
+    assert.match(r.stdout, /^personal +\d+ +eligible\b/m, r.stdout);
+
+    const w = spawnCli(['status', '--watch'], { env });
+    cleanups.push(() => w.stop());
+    await waitForStdout(w, /^requests \d+/m);
+    assert.ok(widest(w.stdout()) <= 80, w.stdout());
+    await w.stop();
+
+    const t = inTerminal(['status'], {}, 'stty cols 60; ');
+    assert.equal(await t.exited, 0);
+    assert.ok(widest(t.out()) <= 60, t.out());
+    assert.match(plain(t.out()), /NOTE/);
   });
 
   it('colours only on a terminal, and never with NO_COLOR or --no-color', async () => {

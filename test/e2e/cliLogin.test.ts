@@ -127,6 +127,14 @@ describe('e2e: claude-router accounts login', function () {
       unchanged();
     });
 
+    it('a code without its #state: exit 1, saying to paste the whole code', async () => {
+      const { proc } = await startLogin(['--label', 'work']);
+      proc.child.stdin!.end('sim-code-me\n');
+      assert.equal(await proc.exited, 1);
+      assert.match(proc.stderr(), /the code is incomplete: paste the whole code shown after signing in, including the part after "#"; nothing was stored/);
+      unchanged();
+    });
+
     it('a code the token endpoint refuses: exit 1, "sign-in failed: invalid_grant"', async () => {
       const { proc, url } = await startLogin(['--label', 'work']);
       proc.child.stdin!.end(`no-such-code#${url.searchParams.get('state')}\n`);

@@ -16,6 +16,9 @@ import { ONE_RESET_SHAPE, writeGeneratedLog } from '../support/generatedLog';
 import { LIVE_SHAPE, runLiveWorkload } from '../support/liveLog';
 import { runCli } from '../support/routerCli';
 
+/** Text the CLI wrapped at 80 columns with its lines joined again (a continuation line is indented, and is no list item or table row). */
+const unwrap = (text: string) => text.replace(/\n {2,}(?![-*] |\S+ {2})/g, ' ');
+
 describe('e2e: claude-router simulate', function () {
   this.timeout(120_000);
   let dir: string;
@@ -67,8 +70,13 @@ describe('e2e: claude-router simulate', function () {
     const table = lines.slice(lines.findIndex((l) => l.startsWith('policy ')) + 1);
     const rows = table.slice(0, table.indexOf('')).map((l) => l.trim().split(/\s{2,}/)[0]);
     assert.deepEqual(rows, ['actual (the log)', '* fill-first:expiry-first (recorded, replayed)', 'fill-first:headroom-first', 'suggested.yaml', 'round-robin']);
+    // Off a terminal it fits 80 columns: the table in blocks of columns, each led by the policy; every column kept.
+    assert.ok(Math.max(...lines.map((l) => [...l].length)) <= 80, r.stdout);
+    assert.equal(lines.filter((l) => l.startsWith('policy ')).length > 1, true, 'the table in blocks');
+    for (const column of ['switches/1k', 'ping-pong', 'cache writes', 'on switches', '≤1 usable', '≥2 usable h', 'fallback', 'refused', 'unused at weekly resets'])
+      assert.ok(r.stdout.includes(column), column);
     assert.match(r.stdout, /^recorded policy: fill-first:expiry-first, affinity \(idle 60 min\)$/m);
-    assert.match(r.stdout, /^calibration \(fill-first:expiry-first replayed vs the log\): mid-session switches \d+ vs \d+.* — within ±10 % or ±2 of what happened\.$/m);
+    assert.match(unwrap(r.stdout), /^calibration \(fill-first:expiry-first replayed vs the log\): mid-session switches \d+ vs \d+.* — within ±10 % or ±2 of what happened\.$/m);
     assert.match(r.stdout, /^limits:\n {2}- Every policy sees the same arrivals/m);
     assert.match(r.stdout, new RegExp(`^replayed ${messages} requests under 4 policies in \\d+\\.\\d\\d s$`, 'm'));
   });
@@ -103,7 +111,7 @@ describe('e2e: claude-router simulate', function () {
       assert.doesNotMatch(x.stderr, /\n\s+at /, 'no stack trace');
       assert.equal(x.stdout, '');
     };
-    await refused([path.join(dir, 'missing.jsonl')], /^claude-router: cannot read .*missing\.jsonl: ENOENT\n$/);
+    await refused([path.join(dir, 'missing.jsonl')], /^claude-router: cannot read .*missing\.jsonl: no such file\n$/);
     const empty = path.join(dir, 'empty.jsonl');
     writeFileSync(empty, 'hello\n');
     await refused([empty], /nothing to simulate in .*empty\.jsonl: the log holds no \/v1\/messages request to replay\n$/);
@@ -124,7 +132,7 @@ describe('e2e: claude-router simulate', function () {
     const r = await runCli(['simulate', v1, '--policy', 'round-robin']);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /^what-if: 28 requests \(28 sessions\)/);
-    assert.match(r.stdout, /^ {2}- WARNING: no request of the log recorded its token usage: every token figure is 0 and no window fills\.$/m);
+    assert.match(unwrap(r.stdout), /^ {2}- WARNING: no request of the log recorded its token usage: every token figure is 0 and no window fills\.$/m);
     assert.equal(r.stderr, 'claude-router: WARNING: no request of the log recorded its token usage: every token figure is 0\n');
   });
 
@@ -145,7 +153,7 @@ describe('e2e: claude-router simulate', function () {
     const r = await runCli(['simulate', tampered, '--policy', 'round-robin'], 60_000);
     assert.equal(r.code, 0);
     assert.match(r.stderr, /^claude-router: WARNING: replaying the logged policy does not reproduce the log \(.*refused requests 0 vs 10\)/m);
-    assert.match(r.stdout, /WARNING: .*refused requests off by more than ±10 % and ±2 — the reconstruction is too far off to trust these results/);
+    assert.match(unwrap(r.stdout), /WARNING: .*refused requests off by more than ±10 % and ±2 — the reconstruction is too far off to trust these results/);
   });
 
   it('report shows a weekly reset that expired with unused allowance', async () => {

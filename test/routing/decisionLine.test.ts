@@ -58,8 +58,8 @@ function changed(v: unknown): unknown {
 }
 
 describe('routing/decisionLine: the decision record written by hand', () => {
-  it('writes exactly what JSON.stringify writes, for every record of the branch fixture', () => {
-    const { records, badLines } = readDecisionLogs([FIXTURE]);
+  it('writes exactly what JSON.stringify writes, for every record of the branch fixture', async () => {
+    const { records, badLines } = await readDecisionLogs([FIXTURE]);
     assert.equal(badLines, 0);
     assert.ok(records.length > 20);
     const encoder = new DecisionLineEncoder();

@@ -30,8 +30,8 @@ describe('reading decision records of schema version 1 and 2', () => {
     for (const bad of [null, 42, 'x', {}, { schemaVersion: 3, ts: 'x' }, { schemaVersion: 2 }]) assert.equal(readDecisionRecord(bad), null);
   });
 
-  it('report counts the sessions of a version 1 log by their hashes', () => {
-    const { records, badLines } = readDecisionLogs([FIXTURE]);
+  it('report counts the sessions of a version 1 log by their hashes', async () => {
+    const { records, badLines } = await readDecisionLogs([FIXTURE]);
     assert.equal(badLines, 0);
     const ids = new Set(v1Lines.map((l) => (JSON.parse(l) as { sessionId: string }).sessionId));
     assert.equal(computeReport(records).sessions, ids.size);

@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
+import type { DecisionRecord } from '../../src/routing/decision';
 import { readDecisionLogs } from '../../src/cli/logCommands';
 import { replayDecisions } from '../../src/routing/replay';
 import { CASES } from '../support/branchFixture';
@@ -36,7 +37,9 @@ const HEADROOM_FIRST_REASONS = [
 ];
 
 describe('replay: the committed branch fixture (default equivalence)', () => {
-  const { records, badLines } = readDecisionLogs([FIXTURE]);
+  let records: DecisionRecord[];
+  let badLines: number;
+  before(async () => ({ records, badLines } = await readDecisionLogs([FIXTURE])));
 
   it('holds one recorded decision for every comparator branch of both rankings', () => {
     assert.equal(badLines, 0);

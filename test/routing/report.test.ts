@@ -42,3 +42,27 @@ describe('routing/report: switches forced by quota or sign-in', () => {
     assert.match(formatReport(report), /^mid-session switches not forced by quota or sign-in: 2$/m);
   });
 });
+
+describe('routing/report: counts by a recorded name', () => {
+  it('counts outcomes and reasons named like Object members (constructor, __proto__, toString) as any other', () => {
+    const eligible: FilterVerdict = { code: 'eligible' };
+    const named = (atS: number, outcome: string, selectionReason: string) =>
+      ({ ...served(atS, 'a', { account: 'b', filter: eligible }), outcome, selectionReason }) as unknown as DecisionRecord;
+    const report = computeReport([named(0, 'constructor', '__proto__'), named(1, '__proto__', 'toString'), named(2, '__proto__', '__proto__'), named(3, 'success', 'constructor')]);
+    assert.deepEqual(Object.entries(report.byOutcome), [
+      ['constructor', 1],
+      ['__proto__', 2],
+      ['success', 1],
+    ]);
+    assert.deepEqual(Object.entries(report.bySelectionReason), [
+      ['__proto__', 2],
+      ['toString', 1],
+      ['constructor', 1],
+    ]);
+    const text = formatReport(report);
+    assert.match(text, /^ {2}constructor: 1$/m);
+    assert.match(text, /^ {2}__proto__: 2$/m);
+    assert.doesNotMatch(text, /native code/);
+    assert.equal((JSON.parse(JSON.stringify(report)) as { byOutcome: Record<string, number> }).byOutcome.__proto__, 2);
+  });
+});

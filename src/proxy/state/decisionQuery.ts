@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { DECISION_OUTCOMES, type DecisionOutcome, type DecisionRecord } from '../../routing/decision';
 import { SELECTION_REASONS, type SelectionReason } from '../../routing/planner/types';
 import { readDecisionRecord } from '../../routing/decisionRead';
+import { MAX_LOG_LINE_BYTES } from '../../routing/logLines';
 import { byRotationOrder, ROTATED } from './decisionFiles';
 
 /** Which decisions to return; every given field must match. */
@@ -180,6 +181,8 @@ export async function readDecisionPage(dir: string, q: DecisionQuery): Promise<D
     try {
       let pos = i === start && end !== undefined ? end : f.size;
       let tail = Buffer.alloc(0);
+      // A line longer than the cap is dropped as it is read (its end first), never held whole.
+      let overlong = false;
       const take = (line: Buffer, offset: number): string | null => {
         if (line.length === 0) return null;
         if (!must.every((n) => line.includes(n))) return null;
@@ -201,15 +204,17 @@ export async function readDecisionPage(dir: string, q: DecisionQuery): Promise<D
         const buf = tail.length ? Buffer.concat([chunk, tail]) : chunk;
         let lineEnd = buf.length;
         for (let j = buf.lastIndexOf(0x0a, lineEnd - 1); j >= 0; j = lineEnd > 0 ? buf.lastIndexOf(0x0a, lineEnd - 1) : -1) {
-          const cursor = take(buf.subarray(j + 1, lineEnd), from + j + 1);
+          const cursor = overlong ? null : take(buf.subarray(j + 1, lineEnd), from + j + 1);
+          overlong = false;
           lineEnd = j;
           if (cursor) return { records: found.reverse(), next: cursor };
         }
-        tail = Buffer.from(buf.subarray(0, lineEnd));
+        overlong ||= lineEnd > MAX_LOG_LINE_BYTES;
+        tail = overlong ? Buffer.alloc(0) : Buffer.from(buf.subarray(0, lineEnd));
         pos = from;
         if (scanned >= MAX_SCAN_BYTES && pos > 0) return { records: found.reverse(), next: `${f.ino}:${pos + tail.length}` };
       }
-      const cursor = take(tail, 0);
+      const cursor = overlong ? null : take(tail, 0);
       if (cursor) return { records: found.reverse(), next: i + 1 < files.length ? cursor : null };
     } finally {
       await handle.close();
