@@ -41,7 +41,7 @@ export async function runDemo(values: { port?: string; logLevel?: string } & Glo
   const envCommand = registered ? 'node dist/cli.js env' : `node dist/cli.js env --state-dir ${shellQuote(stateDir)} --url ${router.url}`;
   // No line printed here holds the key: a pasted command with it would land in the shell's
   // history. The key is read from its file where it is used.
-  const env = shellExports(claudeCodeEnvironment(router.url, { file: clientKeyFile(stateDir) }));
+  const env = shellExports(claudeCodeEnvironment(router.url, { file: clientKeyFile(stateDir) }, 'max', process.env));
   process.stdout.write(
     `Claude Router demo: ${DEMO_ACCOUNTS.length} simulated accounts (${DEMO_ACCOUNTS.map((a) => a.label).join(', ')}) behind a fake Anthropic upstream.\n` +
       `Point Claude Code at it: in another terminal run  eval "$(${envCommand})"  (PowerShell: add --shell powershell), then \`claude\`; or paste:\n` +

@@ -31,7 +31,7 @@ export async function runEnv(opts: EnvOptions, env: NodeJS.ProcessEnv = process.
   const target = await proxyTarget(opts, env);
   const shell = opts.shell ?? (process.platform === 'win32' ? 'powershell' : 'posix');
   const key = target.keyFile !== undefined ? { file: target.keyFile } : target.key;
-  const lines = shellExports(claudeCodeEnvironment(target.url, key, opts.subscriptionType ?? 'max'), shell);
+  const lines = shellExports(claudeCodeEnvironment(target.url, key, opts.subscriptionType ?? 'max', env), shell);
   if (opts.url === undefined && !target.registered) {
     process.stderr.write(`claude-router: no running proxy is registered in this state directory; the lines point at the configured address ${target.url}\n`);
   }

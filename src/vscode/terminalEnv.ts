@@ -53,7 +53,7 @@ export class TerminalEnvironment {
   update(role: ProxyRole, url: string, clientKey: string, enabled: boolean, subscriptionType: SubscriptionType): void {
     const action = terminalEnvAction(role);
     if (action === 'keep') return;
-    const env = action === 'apply' && enabled ? claudeCodeEnvironment(url, clientKey, subscriptionType) : null;
+    const env = action === 'apply' && enabled ? claudeCodeEnvironment(url, clientKey, subscriptionType, process.env) : null;
     const want = env && JSON.stringify(env);
     if (want === this.applied) return;
     this.applied = want;
@@ -77,7 +77,7 @@ export async function copyTerminalEnvironment(service: RouterService, shell?: un
   const kind =
     SHELLS.find((s) => s.shell === shell)?.shell ?? (await vscode.window.showQuickPick(order, { placeHolder: vscode.l10n.t('Which shell is the terminal running?') }))?.shell;
   if (!kind) return undefined;
-  const text = `${shellExports(claudeCodeEnvironment(service.url, service.clientKey, service.settings.host.subscriptionType), kind)}\n`;
+  const text = `${shellExports(claudeCodeEnvironment(service.url, service.clientKey, service.settings.host.subscriptionType, process.env), kind)}\n`;
   await vscode.env.clipboard.writeText(text);
   void vscode.window.showInformationMessage(
     vscode.l10n.t('Claude Router: the terminal environment is on the clipboard (it contains the local key; paste it only into your own shell).'),

@@ -13,6 +13,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { startFakeUpstream, type FakeUpstream, type SimAccountSpec } from '../../src/sim';
 import { CLAUDE_CODE_OFFLINE_ENV, claudeCodeBinary } from '../support/claudeCode';
+import { withLoopback } from '../../src/proxy/http/clientEnv';
 import { CLI_JS, proxyConfigYaml, runCli, startRouterCli, type CliProcess } from '../support/routerCli';
 
 describe('e2e: claude-router env → a shell → real Claude Code', function () {
@@ -59,6 +60,8 @@ describe('e2e: claude-router env → a shell → real Claude Code', function () 
         `export CLAUDE_CODE_OAUTH_TOKEN="$(cat '${path.join(stateDir, 'client-key')}')"`,
         "export CLAUDE_CODE_SUBSCRIPTION_TYPE='max'",
         "export CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC='1'",
+        `export NO_PROXY='${withLoopback(process.env.NO_PROXY ?? process.env.no_proxy)}'`,
+        `export no_proxy='${withLoopback(process.env.NO_PROXY ?? process.env.no_proxy)}'`,
         '',
       ].join('\n'),
     );
@@ -71,29 +74,37 @@ describe('e2e: claude-router env → a shell → real Claude Code', function () 
     assert.match(bad.stderr, /posix, powershell, cmd/);
   });
 
-  it('a POSIX shell that evals its output runs claude -p through the proxy and gets the answer', async () => {
-    const home = mkdtempSync(path.join(dir, 'home-'));
-    mkdirSync(path.join(home, 'work'));
-    const script = `eval "$("$NODE" "$CLI" env --config "$CONFIG")" && exec "$CLAUDE" -p 'say hi' </dev/null`;
-    // A clean environment: nothing of the router's reaches Claude Code but what `env` printed.
-    const shellEnv = {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
-      HOME: home,
-      ...CLAUDE_CODE_OFFLINE_ENV,
-      NODE: process.execPath,
-      CLI: CLI_JS,
-      CONFIG: configFile,
-      CLAUDE: claudeCodeBinary(),
-    };
-    const before = sim.requests.length;
-    const run = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile('/bin/sh', ['-c', script], { cwd: path.join(home, 'work'), env: shellEnv, timeout: 60_000 }, (err, stdout, stderr) =>
-        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-      );
+  for (const [what, proxyEnv] of [
+    ['', {}],
+    [
+      ' — also when the terminal has a proxy of its own that cannot reach the router',
+      { HTTPS_PROXY: 'http://127.0.0.1:9', HTTP_PROXY: 'http://127.0.0.1:9', https_proxy: 'http://127.0.0.1:9', http_proxy: 'http://127.0.0.1:9', NO_PROXY: 'intranet.example' },
+    ],
+  ] as const)
+    it(`a POSIX shell that evals its output runs claude -p through the proxy and gets the answer${what}`, async () => {
+      const home = mkdtempSync(path.join(dir, 'home-'));
+      mkdirSync(path.join(home, 'work'));
+      const script = `eval "$("$NODE" "$CLI" env --config "$CONFIG")" && exec "$CLAUDE" -p 'say hi' </dev/null`;
+      // A clean environment: nothing of the router's reaches Claude Code but what `env` printed.
+      const shellEnv = {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOME: home,
+        ...CLAUDE_CODE_OFFLINE_ENV,
+        NODE: process.execPath,
+        CLI: CLI_JS,
+        CONFIG: configFile,
+        CLAUDE: claudeCodeBinary(),
+        ...proxyEnv,
+      };
+      const before = sim.requests.length;
+      const run = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+        execFile('/bin/sh', ['-c', script], { cwd: path.join(home, 'work'), env: shellEnv, timeout: 60_000 }, (err, stdout, stderr) =>
+          resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+        );
+      });
+      assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}\n--- router ---\n${router?.stderr()}`);
+      assert.equal(run.stdout.trim(), 'Hello from alpha.');
+      const upstream = sim.requests.slice(before).filter((q) => q.path.startsWith('/v1/messages'));
+      assert.ok(upstream.length > 0 && upstream.every((q) => q.account === 'alpha'), 'the request went through the proxy to the pool account');
     });
-    assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}\n--- router ---\n${router?.stderr()}`);
-    assert.equal(run.stdout.trim(), 'Hello from alpha.');
-    const upstream = sim.requests.slice(before).filter((q) => q.path.startsWith('/v1/messages'));
-    assert.ok(upstream.length > 0 && upstream.every((q) => q.account === 'alpha'), 'the request went through the proxy to the pool account');
-  });
 });

@@ -5,7 +5,9 @@
  * router key, Claude Code sends `authorization: Bearer <key>` with the OAuth
  * beta and the 1-hour prompt-cache TTL, needs no login of its own and leaves
  * any stored login untouched; non-essential traffic (which would carry custom
- * headers to Anthropic directly) is switched off.
+ * headers, and the local key, to Anthropic directly) is switched off; and the loopback addresses
+ * are added to the proxy bypass list, so a proxy in the user's environment never carries the
+ * requests for the router (measured: docs/claude-code-client.md).
  */
 
 import type { SubscriptionType } from '../../config/schema';
@@ -14,15 +16,45 @@ import type { SubscriptionType } from '../../config/schema';
  * Variables for a terminal running Claude Code through the router at `url`, for accounts of plan
  * `subscriptionType`; the key as its value, or (for {@link shellExports}) as the file it is read from.
  */
-export function claudeCodeEnvironment(url: string, clientKey: string, subscriptionType?: SubscriptionType): Record<string, string>;
-export function claudeCodeEnvironment(url: string, clientKey: string | ValueFromFile, subscriptionType?: SubscriptionType): Record<string, string | ValueFromFile>;
-export function claudeCodeEnvironment(url: string, clientKey: string | ValueFromFile, subscriptionType: SubscriptionType = 'max'): Record<string, string | ValueFromFile> {
+export function claudeCodeEnvironment(url: string, clientKey: string, subscriptionType?: SubscriptionType, inherited?: InheritedProxyEnv): Record<string, string>;
+export function claudeCodeEnvironment(
+  url: string,
+  clientKey: string | ValueFromFile,
+  subscriptionType?: SubscriptionType,
+  inherited?: InheritedProxyEnv,
+): Record<string, string | ValueFromFile>;
+export function claudeCodeEnvironment(
+  url: string,
+  clientKey: string | ValueFromFile,
+  subscriptionType: SubscriptionType = 'max',
+  inherited: InheritedProxyEnv = {},
+): Record<string, string | ValueFromFile> {
+  const noProxy = withLoopback(inherited.NO_PROXY ?? inherited.no_proxy);
   return {
     ANTHROPIC_BASE_URL: url,
     CLAUDE_CODE_OAUTH_TOKEN: clientKey,
     CLAUDE_CODE_SUBSCRIPTION_TYPE: subscriptionType,
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    // An HTTPS_PROXY of the user's would otherwise carry the requests for the loopback router, and the key (docs/claude-code-client.md).
+    NO_PROXY: noProxy,
+    no_proxy: noProxy,
   };
+}
+
+/** The proxy bypass list the terminal had (`NO_PROXY`, else `no_proxy`): kept, with the loopback addresses added. */
+export type InheritedProxyEnv = Partial<Record<'NO_PROXY' | 'no_proxy', string>>;
+
+/** The addresses the router listens on (loopback only), which no proxy of the user's may carry. */
+const LOOPBACK_HOSTS = ['127.0.0.1', 'localhost', '::1'];
+
+/** `list` (a comma-separated proxy bypass list, may be empty) with the loopback hosts added once each, its own entries first. */
+export function withLoopback(list: string | undefined): string {
+  const entries = (list ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '');
+  for (const host of LOOPBACK_HOSTS) if (!entries.includes(host)) entries.push(host);
+  return entries.join(',');
 }
 
 /** The shells whose syntax {@link shellExports} writes. */

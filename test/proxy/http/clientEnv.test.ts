@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { claudeCodeEnvironment, shellExports } from '../../../src/proxy/http/clientEnv';
+import { claudeCodeEnvironment, shellExports, withLoopback } from '../../../src/proxy/http/clientEnv';
 
 describe('the terminal environment for Claude Code', () => {
   const env = claudeCodeEnvironment('http://127.0.0.1:48290', 'clr-key', 'pro');
@@ -25,6 +25,15 @@ describe('the terminal environment for Claude Code', () => {
     assert.deepEqual(out.split('\n').slice(0, 4), ['http://127.0.0.1:48290', 'clr-key', 'pro', `it's "odd" $HOME`]);
   });
 
+  it('keeps the proxy bypass list the terminal had and adds the loopback addresses once, so no proxy of the user carries the router traffic', () => {
+    assert.equal(env.NO_PROXY, '127.0.0.1,localhost,::1');
+    const kept = claudeCodeEnvironment('http://127.0.0.1:1', 'k', 'max', { NO_PROXY: ' intranet.example, localhost ,, .corp' });
+    assert.equal(kept.NO_PROXY, 'intranet.example,localhost,.corp,127.0.0.1,::1');
+    assert.equal(kept.no_proxy, kept.NO_PROXY);
+    assert.equal(claudeCodeEnvironment('http://127.0.0.1:1', 'k', 'max', { no_proxy: '10.0.0.1' }).NO_PROXY, '10.0.0.1,127.0.0.1,localhost,::1');
+    assert.equal(withLoopback(undefined), '127.0.0.1,localhost,::1');
+  });
+
   it('PowerShell and cmd lines use their own syntax', () => {
     assert.equal(
       shellExports(env, 'powershell'),
@@ -33,6 +42,8 @@ describe('the terminal environment for Claude Code', () => {
         "$env:CLAUDE_CODE_OAUTH_TOKEN = 'clr-key'",
         "$env:CLAUDE_CODE_SUBSCRIPTION_TYPE = 'pro'",
         "$env:CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = '1'",
+        "$env:NO_PROXY = '127.0.0.1,localhost,::1'",
+        "$env:no_proxy = '127.0.0.1,localhost,::1'",
       ].join('\n'),
     );
     assert.equal(shellExports({ A: "it's" }, 'powershell'), "$env:A = 'it''s'");
@@ -43,6 +54,8 @@ describe('the terminal environment for Claude Code', () => {
         'set "CLAUDE_CODE_OAUTH_TOKEN=clr-key"',
         'set "CLAUDE_CODE_SUBSCRIPTION_TYPE=pro"',
         'set "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"',
+        'set "NO_PROXY=127.0.0.1,localhost,::1"',
+        'set "no_proxy=127.0.0.1,localhost,::1"',
       ].join('\n'),
     );
     assert.throws(() => shellExports({ A: '50%' }, 'cmd'), /A holds a character cmd cannot quote/);
