@@ -103,6 +103,7 @@ function limits(rec: Reconstruction): string[] {
       : 'Allowances are inferred from how utilisation moved against served tokens (use from outside the router makes them smaller).',
     `Prompt cache: per session and account, ${w.cacheTtlEvidence}; prefixes shared between sessions are not modelled.`,
     "The router's quota evidence is taken as exact and current; model-scoped windows and overage are not simulated.",
+    'Requests are placed as they arrive: the admission ramp after a move, the waits for room and the blip waits are not simulated.',
   ];
   if (rec.stats.faults) out.push(`${rec.stats.faults} transient failures (throttles, overloads, server errors) are replayed on the same account at the same time.`);
   if (rec.stats.usageEstimated === rec.stats.requests) out.push('WARNING: no request of the log recorded its token usage: every token figure is 0 and no window fills.');

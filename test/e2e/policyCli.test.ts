@@ -90,6 +90,7 @@ describe('routing policies through the built CLI', function () {
         '  admission-ramp: false',
         '  cost-lease-margin: 1.3',
         '  warm-up-model: claude-3-5-haiku',
+        '  client-retry-horizon-ms: 300000',
       ].join('\n'),
     );
     const st = await status();
@@ -127,6 +128,7 @@ describe('routing policies through the built CLI', function () {
         admissionRamp: false,
         costLeaseMargin: 1.3,
         warmUpModel: 'claude-3-5-haiku',
+        clientRetryHorizonMs: 300000,
       },
     );
     assert.equal(st.config.sources['spill-inflight'], file);
