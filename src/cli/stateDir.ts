@@ -88,23 +88,47 @@ export function rotateClientKeyFile(dir: string): string {
 }
 
 /**
- * Calls `onKey` with the key in `<dir>/client-key` whenever the file changes (its metadata is
- * polled every `intervalMs`, which survives replacement by rename); a missing or too short key
- * is ignored (the key in force stays).
+ * Calls `onKey` with the key in `<dir>/client-key` whenever it changes to another usable key. The
+ * directory is watched (inotify on Linux: a rename into place is seen at once) and the file's
+ * metadata is also polled every `intervalMs` (it survives replacement by rename and file systems
+ * without change events), so a missed event costs at most one interval. A missing, too short or
+ * unsafe key is ignored (the key in force stays).
  * @returns a function that stops watching
  */
 export function watchClientKey(dir: string, onKey: (key: string) => void, intervalMs = 500): () => void {
   const file = clientKeyFile(dir);
-  const listener = (curr: fs.Stats, prev: fs.Stats) => {
-    if (curr.mtimeMs === prev.mtimeMs && curr.ino === prev.ino && curr.size === prev.size) return;
+  let last: string | undefined;
+  try {
+    last = readClientKey(dir);
+  } catch {
+    last = undefined;
+  }
+  const check = () => {
     let key: string | undefined;
     try {
       key = readClientKey(dir);
     } catch {
       return; // a file others could have written: the key in force stays
     }
-    if (key) onKey(key);
+    if (!key || key === last) return;
+    last = key;
+    onKey(key);
+  };
+  const listener = (curr: fs.Stats, prev: fs.Stats) => {
+    if (curr.mtimeMs !== prev.mtimeMs || curr.ino !== prev.ino || curr.size !== prev.size) check();
   };
   fs.watchFile(file, { interval: intervalMs, persistent: false }, listener);
-  return () => fs.unwatchFile(file, listener);
+  let events: fs.FSWatcher | undefined;
+  try {
+    events = fs.watch(dir, { persistent: false }, (_event, name) => {
+      if (name === null || String(name) === path.basename(file)) check();
+    });
+    events.on('error', () => events?.close()); // the poll still runs
+  } catch {
+    events = undefined; // no change events here (or the watch limit is reached): the poll serves
+  }
+  return () => {
+    fs.unwatchFile(file, listener);
+    events?.close();
+  };
 }
