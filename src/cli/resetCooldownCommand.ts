@@ -6,7 +6,7 @@
  */
 import type { Command } from 'commander';
 import { postToRouter } from '../proxy/http/identity';
-import type { ResetCooldownAnswer } from '../proxy/http/localEndpoints';
+import type { ResetCooldownAnswer } from '../proxy/pipeline/localEndpoints';
 import { UsageError } from './args';
 import { addProxyOptions, example } from './help';
 import { proxyTarget, type ProxyTargetOptions } from './proxyClient';

@@ -12,7 +12,7 @@ import type { TokenManager } from '../accounts/tokenManager';
 import type { AccountMetrics } from '../routing/metrics';
 import type { DecisionRecord } from '../routing/decision';
 import { BodyBudget, type RequestBody } from './http/body';
-import { endChangeStreams, resetAccountCooldown, routerStatus, type ResetCooldownAnswer } from './http/localEndpoints';
+import { endChangeStreams, resetAccountCooldown, routerStatus, type ResetCooldownAnswer } from './pipeline/localEndpoints';
 import type { Logger } from './log';
 import { attempt } from './pipeline/attempt';
 import { authenticate } from './pipeline/authenticate';

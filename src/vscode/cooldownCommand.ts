@@ -5,7 +5,7 @@
  * tries it again. For an account the user knows has recovered (an early reset).
  */
 import * as vscode from 'vscode';
-import type { ResetCooldownAnswer } from '../proxy/http/localEndpoints';
+import type { ResetCooldownAnswer } from '../proxy/pipeline/localEndpoints';
 import { postToRouter } from '../proxy/http/identity';
 import { pickAccount } from './accountCommands';
 import type { RouterService } from './routerService';

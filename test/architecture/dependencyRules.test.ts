@@ -37,6 +37,16 @@ const TREE: Record<string, string> = {
   'src/webview/page.ts': `import type { B } from '../routing/b';\nimport { LIMIT } from '../quota/limits';\nimport { serve } from '../proxy/server';\nexport const p: [number, B?] = [LIMIT + serve];\n`,
   'src/whatif/replay.ts': `import { cap } from '../routing/ok';\nimport { WINDOW } from '../sim/windows';\nimport { FAKE } from '../sim/fake';\nimport type { C } from '../config/load';\nexport const r: [number, C?] = [cap + WINDOW + FAKE];\n`,
   'src/whatif/serve.ts': `import { createServer } from 'node:http';\nimport { serve } from '../proxy/server';\nimport { main } from '../cli/main';\nimport { ext } from '../vscode/ext';\nimport { n } from '../accounts/account';\nexport const s = [createServer, serve, main, ext, n];\n`,
+  'src/proxy/engine.ts': `export const handle = 1;\n`,
+  'src/proxy/pipeline/step.ts': `import { head } from '../http/head';\nimport { answer } from '../relay/answer';\nimport { known } from '../state/known';\nimport { handle } from '../engine';\nexport const step = [head, answer, known, handle];\n`,
+  'src/proxy/http/head.ts': `import { answer } from '../relay/answer';\nexport const head = answer;\n`,
+  'src/proxy/http/upward.ts': `import { step } from '../pipeline/step';\nexport const up = step;\n`,
+  'src/proxy/upstream/call.ts': `export const call = 1;\n`,
+  'src/proxy/upstream/upward.ts': `import { head } from '../http/head';\nexport const up = head;\n`,
+  'src/proxy/state/known.ts': `import { call } from '../upstream/call';\nexport const known = call;\n`,
+  'src/proxy/state/upward.ts': `import { handle } from '../engine';\nexport const up = handle;\n`,
+  'src/proxy/relay/answer.ts': `import { call } from '../upstream/call';\nexport const answer = call;\n`,
+  'src/proxy/relay/upward.ts': `import { step } from '../pipeline/step';\nexport const up = step;\n`,
 };
 
 /** rule name: from → to (a cycle is reported once, by its first step). */
@@ -47,7 +57,11 @@ const EXPECTED = [
   'no-circular: src/routing/a.ts → src/routing/b.ts',
   'only-shells-and-whatif-import-sim: src/accounts/account.ts → src/sim/windows.ts',
   'only-vscode-imports-vscode: src/proxy/ui.ts → vscode',
+  'proxy-http-below-the-pipeline: src/proxy/http/upward.ts → src/proxy/pipeline/step.ts',
   'proxy-not-to-shells-sim-or-whatif: src/proxy/ui.ts → src/cli/main.ts',
+  'proxy-relay-below-the-pipeline: src/proxy/relay/upward.ts → src/proxy/pipeline/step.ts',
+  'proxy-state-below-the-pipeline: src/proxy/state/upward.ts → src/proxy/engine.ts',
+  'proxy-upstream-is-the-bottom: src/proxy/upstream/upward.ts → src/proxy/http/head.ts',
   'redis-client-loaded-on-demand: src/proxy/redis.ts → src/store/connection.ts',
   'routing-and-quota-are-pure: src/quota/clock.ts → fs',
   'routing-imports-only-quota: src/routing/plan.ts → src/proxy/server.ts',

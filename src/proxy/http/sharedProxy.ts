@@ -10,7 +10,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { EventEmitter } from 'node:events';
 import type { Client } from 'undici';
-import type { RouterEngine } from '../engine';
 import type { Logger } from '../log';
 import { listen, type ProxyServer } from './server';
 import { verifyHolder } from './identity';
@@ -46,9 +45,15 @@ export const MAX_LEADER_EVENT_BYTES = 64 * 1024;
 /** How long a follower whose leader rotated the key waits to hear of the new key before checking the leader again, ms. */
 const KEY_WAIT_MS = 5_000;
 
+/** What the shared proxy hands a request to while this window leads: the engine (engine.ts), or a simulated one. */
+export interface RequestHandler {
+  /** The `node:http` request handler; never throws. */
+  readonly handle: (req: IncomingMessage, res: ServerResponse) => void;
+}
+
 export class SharedProxy {
   private server: ProxyServer | undefined;
-  private engine: RouterEngine | undefined;
+  private engine: RequestHandler | undefined;
   private follow: AbortController | undefined;
   private retry: NodeJS.Timeout | undefined;
   private disposed = false;
@@ -81,7 +86,7 @@ export class SharedProxy {
   }
 
   /** The engine requests go to while this window leads (swappable, e.g. for simulated accounts). */
-  setEngine(engine: RouterEngine): void {
+  setEngine(engine: RequestHandler): void {
     this.engine = engine;
   }
 

@@ -5,7 +5,7 @@
  */
 import { checkClientKey, checkOrigin } from '../http/guard';
 import { readClientHead } from '../http/clientHead';
-import { isOpenEndpoint } from '../http/localEndpoints';
+import { isOpenEndpoint } from './localEndpoints';
 import { sendAnthropicError } from '../relay/clientAnswer';
 import type { RequestContext } from './context';
 

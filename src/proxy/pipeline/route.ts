@@ -3,7 +3,7 @@
  * Anthropic API it forwards gets its route, its id, its start time and the
  * configuration it runs under; anything else is a 404.
  */
-import { serveLocal } from '../http/localEndpoints';
+import { serveLocal } from './localEndpoints';
 import { sendAnthropicError } from '../relay/clientAnswer';
 import { nextRequestId, type RequestContext, type Route } from './context';
 

@@ -5,21 +5,26 @@
  */
 import { Agent, type Dispatcher } from 'undici';
 import type { AccountKind } from '../../accounts/types';
-import type { ClientHead } from '../http/clientHead';
 import { parseRetryAfterMs } from '../../quota/time';
 
 /** The beta flag OAuth (subscription) tokens need on every request. */
 export const OAUTH_BETA = 'oauth-2025-04-20';
 
+/** What of the client's head goes upstream (http/clientHead.ts reads it): a flat `[name, value, …]` list and the `anthropic-beta` entries. */
+export interface ForwardedHead {
+  readonly forward: readonly string[];
+  readonly betas: readonly string[];
+}
+
 /**
  * Headers for an upstream request, as the flat `[name, value, …]` list undici takes: the
- * client's forwarded headers ({@link ClientHead.forward}) plus the account's credential.
+ * client's forwarded headers (`ClientHead.forward`, http/clientHead.ts) plus the account's credential.
  * OAuth: `authorization: Bearer` and the OAuth beta appended to the client's `anthropic-beta`
  * entries; API key: `x-api-key` and the OAuth beta removed. `accept-encoding: identity` so the
  * router can read usage from the bytes it relays without decompressing them (an answer that
  * comes compressed anyway is decoded on its way in: bodyDecoder.ts).
  */
-export function upstreamHeaders(client: ClientHead, kind: AccountKind, token: string): string[] {
+export function upstreamHeaders(client: ForwardedHead, kind: AccountKind, token: string): string[] {
   const out = client.forward.slice();
   const betas = client.betas.filter((b) => b !== OAUTH_BETA);
   if (kind === 'oauth') {

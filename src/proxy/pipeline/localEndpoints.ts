@@ -12,9 +12,9 @@
 import { isoTime } from '../../quota/time';
 import type { ServerResponse } from 'node:http';
 import { endChangeStream, openChangeStream, sendAnthropicError, sendChanged, sendJson, sendOk } from '../relay/clientAnswer';
-import type { RequestContext, RouterServices } from '../pipeline/context';
-import { metricsFor, metricsParams } from '../pipeline/eligibility';
-import { planFor } from '../pipeline/plan';
+import type { RequestContext, RouterServices } from './context';
+import { metricsFor, metricsParams } from './eligibility';
+import { planFor } from './plan';
 import { buildEstimation } from '../status/estimation';
 import { buildStatus, type PreviewReport, type StatusReport } from '../status/status';
 import { parseDecisionQuery } from '../state/decisionQuery';
@@ -22,7 +22,7 @@ import { HISTORY_RANGES, type HistoryRange } from '../state/usageHistory';
 import { isStickyKeyHash } from '../../routing/identify';
 import { modelFamily } from '../../quota/family';
 import type { RuntimeConfig } from '../runtimeConfig';
-import { answerIdentity, endsAtRouter, IDENTITY_PATH } from './identity';
+import { answerIdentity, endsAtRouter, IDENTITY_PATH } from '../http/identity';
 
 /** Whether the request is for an endpoint open without the client key. */
 export function isOpenEndpoint(ctx: RequestContext): boolean {
