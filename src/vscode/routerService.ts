@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { mkdtempSync } from 'node:fs';
 import * as os from 'node:os';
 import * as vscode from 'vscode';
-import { randomBytes } from 'node:crypto';
+import { newClientKey } from '../proxy/http/guard';
 import { credentialNews } from '../accounts/credentialNews';
 import { MemoryCredentialStore } from '../accounts/memoryCredentialStore';
 import type { AccountInfo, CredentialStore } from '../accounts/types';
@@ -33,11 +33,6 @@ import type { SharedStore } from '../store/openStore';
 import { openSharedStore } from './sharedStore';
 
 const CLIENT_KEY_SECRET = 'claudeRouter.clientKey';
-
-/** A new local client key: `clr-` and 32 random bytes (base64url). */
-function newClientKey(): string {
-  return `clr-${randomBytes(32).toString('base64url')}`;
-}
 
 /** One running router with what it owns. */
 interface EngineSet {
