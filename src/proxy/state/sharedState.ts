@@ -1,8 +1,7 @@
 /**
- * Shares a router's RouterState with the other routers of a pool through the store
- * (docs/shared-pool.md). The request path stays on the in-memory state: this router's changes go
- * to Redis behind it (write-behind, pipelined), and the others' arrive over pub/sub and are folded
- * in (`RouterState.absorb…`), so every router's view follows the pool within a second.
+ * Shares a router's RouterState with the other routers of a pool through the store (docs/shared-pool.md).
+ * The request path stays on the in-memory state: this router's changes go to Redis behind it (write-behind,
+ * pipelined), the others' arrive over pub/sub and are folded in (peerState.ts): each view follows the pool within a second.
  *
  * Shared: quota evidence (newest wins), cooldowns (merged by a Lua script, never shortened; a lift
  * deletes only the cooldown it lifted), session bindings (a key per session expiring after the
@@ -29,6 +28,7 @@ import type { TokensByKind } from '../../quota/learnedCosts';
 import type { RemoteLoad } from './leases';
 import type { StateMirror } from './mirror';
 import type { RouterState } from './routerState';
+import { absorbBinding, absorbCooldown, absorbEvidence, absorbLearnedCosts, absorbLift, absorbLimit, absorbReset, absorbServed } from './peerState';
 import { addCost, bindingOf, cooldownOf, evidenceOf, inflightOf, isEpochMs, isSessionHash, labelSchema, learnersOf, limitOf, sameLoad, tokensOf } from './sharedValues';
 import { fieldName, readSigned, sharedMerges } from './sharedWrites';
 
@@ -251,28 +251,28 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
     let v: unknown;
     switch (m.k) {
       case 'e':
-        if (account && (v = evidenceOf(m.v, t))) state.absorbEvidence(account, v as QuotaSnapshot);
+        if (account && (v = evidenceOf(m.v, t))) absorbEvidence(state, account, v as QuotaSnapshot);
         break;
       case 'c':
-        if (account && (v = cooldownOf(m.c, t))) state.absorbCooldown(account, family, v as Cooldown, t);
+        if (account && (v = cooldownOf(m.c, t))) absorbCooldown(state, account, family, v as Cooldown, t);
         break;
       case 'x':
-        if (account && isEpochMs(m.u)) state.absorbLift(account, family, m.u);
+        if (account && isEpochMs(m.u)) absorbLift(state, account, family, m.u);
         break;
       case 'r':
-        if (account) state.absorbReset(account);
+        if (account) absorbReset(state, account);
         break;
       case 'b':
-        if (account && isSessionHash(m.s) && bindingOf({ account, lastServedAtMs: m.t }, t)) state.absorbBinding({ sessionId: m.s, account, lastServedAtMs: m.t as number }, t);
+        if (account && isSessionHash(m.s) && bindingOf({ account, lastServedAtMs: m.t }, t)) absorbBinding(state, { sessionId: m.s, account, lastServedAtMs: m.t as number }, t);
         break;
       case 'l':
-        if (account && (v = limitOf(m.v, t)) !== undefined) state.absorbLimit(account, (v as LearnedLimit | null) ?? undefined);
+        if (account && (v = limitOf(m.v, t)) !== undefined) absorbLimit(state, account, (v as LearnedLimit | null) ?? undefined);
         break;
       case 'i':
         gatherSoon();
         break;
       case 's':
-        if (account && (v = tokensOf(m.t))) state.absorbServed(account, v as TokensByKind, family ?? undefined);
+        if (account && (v = tokensOf(m.t))) absorbServed(state, account, v as TokensByKind, family ?? undefined);
         break;
     }
   };
@@ -314,11 +314,11 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
       readSigned(conn, fieldName(hash, field), text, { what, read: parse });
     for (const [account, text] of Object.entries(learned)) {
       const windows = read(storeKeys.learnedCosts, account, text, 'learned costs', (v) => learnersOf(v, t));
-      if (windows) state.absorbLearnedCosts({ [account]: windows });
+      if (windows) absorbLearnedCosts(state, { [account]: windows });
     }
     for (const [account, text] of Object.entries(snaps)) {
       const snap = read(storeKeys.evidence, account, text, 'quota evidence', (v) => evidenceOf(v, t));
-      if (snap) state.absorbEvidence(account, snap);
+      if (snap) absorbEvidence(state, account, snap);
     }
     const ended: string[] = [];
     for (const [field, text] of Object.entries(cooldowns)) {
@@ -329,13 +329,13 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
         continue;
       }
       const [account, family] = field.split('\0');
-      state.absorbCooldown(account, family ?? null, c, t);
+      absorbCooldown(state, account, family ?? null, c, t);
     }
     // Ended cooldowns leave the hash (the lift keeps any that a router extended meanwhile).
     for (const field of ended) merge.lift(field, t).catch(ignore);
     for (const [account, text] of Object.entries(limits)) {
       const learned = read(storeKeys.limits, account, text, 'a learned concurrency limit', (v) => limitOf(v, t));
-      if (learned !== undefined) state.absorbLimit(account, learned ?? undefined);
+      if (learned !== undefined) absorbLimit(state, account, learned ?? undefined);
     }
     const pulledBindings = await pullBindings();
     await gather();
@@ -358,7 +358,7 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
       keys.forEach((key, i) => {
         const b = readSigned(conn, key, values[i], { what: 'a session binding', read: (v) => bindingOf(v, t) });
         const sessionId = key.slice(storeKeys.binding('').length);
-        if (b && isSessionHash(sessionId)) state.absorbBinding({ sessionId, account: b.account, lastServedAtMs: b.lastServedAtMs }, t);
+        if (b && isSessionHash(sessionId)) absorbBinding(state, { sessionId, account: b.account, lastServedAtMs: b.lastServedAtMs }, t);
       });
     } while (cursor !== '0');
     return pulled;
@@ -398,7 +398,7 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
         .then((text) => {
           const t = now();
           const b = readSigned(conn, key, text, { what: 'a session binding', read: (v) => bindingOf(v, t) });
-          if (b) state.absorbBinding({ sessionId: session, account: b.account, lastServedAtMs: b.lastServedAtMs }, t);
+          if (b) absorbBinding(state, { sessionId: session, account: b.account, lastServedAtMs: b.lastServedAtMs }, t);
         })
         .catch(ignore);
       return Promise.race([lookup, new Promise<void>((resolve) => setTimeout(resolve, LOOKUP_WAIT_MS).unref?.())]);
