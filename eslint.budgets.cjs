@@ -35,7 +35,6 @@ const BUDGET_EXCEPTIONS = [
   { file: 'src/sim/endpoints/messages.ts', maxFunctionLines: 125, reason: 'over the budget when the budgets landed; to be split by the house step (issue 30)' },
   { file: 'src/sim/oauth.ts', maxParams: 6, reason: 'over the budget when the budgets landed; to be split by the house step (issue 30)' },
   { file: 'src/vscode/accountCommands.ts', maxFunctionLines: 123, reason: 'over the budget when the budgets landed; to be split by the house step (issue 30)' },
-  { file: 'src/vscode/routerService.ts', maxLines: 443, reason: 'over the budget when the budgets landed; to be split by the house step (issue 30)' },
   { file: 'src/webview/charts.ts', maxParams: 6, reason: 'over the budget when the budgets landed; to be split by the house step (issue 30)' },
   { file: 'src/whatif/generate.ts', maxFunctionLines: 95, reason: 'over the budget when the budgets landed; to be split by the house step (issue 30)' },
   { file: 'src/whatif/reconstruct.ts', maxLines: 409, reason: 'over the budget when the budgets landed; to be split by the house step (issue 30)' },
