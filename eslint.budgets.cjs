@@ -37,7 +37,6 @@ const BUDGET_EXCEPTIONS = [
   { file: 'src/vscode/accountCommands.ts', maxFunctionLines: 123, reason: 'over the budget when the budgets landed; to be split by the house step (issue 30)' },
   { file: 'src/webview/charts.ts', maxParams: 6, reason: 'over the budget when the budgets landed; to be split by the house step (issue 30)' },
   { file: 'src/whatif/generate.ts', maxFunctionLines: 95, reason: 'over the budget when the budgets landed; to be split by the house step (issue 30)' },
-  { file: 'src/whatif/reconstruct.ts', maxLines: 409, reason: 'over the budget when the budgets landed; to be split by the house step (issue 30)' },
   { file: 'src/whatif/simulate.ts', maxFunctionLines: 133, maxParams: 6, reason: 'over the budget when the budgets landed; to be split by the house step (issue 30)' },
   { file: 'src/whatif/world.ts', maxParams: 6, reason: 'over the budget when the budgets landed; to be split by the house step (issue 30)' },
   { file: 'test/vscode/suite/extension.test.ts', maxFunctionLines: 503, reason: 'over the budget when the budgets landed; to be split by the house step (issue 30)' },
