@@ -26,7 +26,7 @@ import { SIMULATED_POLICY, startSimulatedRouter } from './simulatedAccounts';
 import { defaultRuntime, runtimeFromSettings, type SettingsRuntime } from './settingsRuntime';
 import { CLIENT_KEY_SECRET, loadOrCreateClientKey, rotateStoredClientKey, usableClientKey } from './clientKeySecret';
 import type { SharedStore } from '../store/openStore';
-import { openSharedStore } from './sharedStore';
+import { openStoreFromSettings } from './sharedStore';
 
 /** One running router with what it owns. */
 interface EngineSet {
@@ -282,7 +282,7 @@ export class RouterService {
       sources = first.sources;
     }
     const storeUrl = this.settings.host.stateStore;
-    this.pool = storeUrl ? await openSharedStore(storeUrl, this.context, this.store, this.log) : undefined;
+    this.pool = storeUrl ? await openStoreFromSettings(storeUrl, this.context, this.store, this.log) : undefined;
     const pool = this.pool;
     const router = await createRouter({
       config,
