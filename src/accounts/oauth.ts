@@ -48,28 +48,7 @@ export type TokenRefresher = (refreshToken: string) => Promise<TokenGrant>;
  */
 export function oauthRefresher(tokenUrl: string, now: () => number = Date.now, timeoutMs = 30_000): TokenRefresher {
   return async (refreshToken) => {
-    let status: number;
-    let text: string;
-    try {
-      const res = await request(tokenUrl, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json', 'user-agent': ROUTER_USER_AGENT },
-        body: JSON.stringify({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: OAUTH_CLIENT_ID }),
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-      });
-      status = res.statusCode;
-      text = await res.body.text();
-    } catch (err) {
-      throw new RefreshError('network', `token endpoint unreachable: ${(err as Error).message}`);
-    }
-    let json: Record<string, unknown> = {};
-    try {
-      const parsed = JSON.parse(text) as unknown;
-      if (parsed && typeof parsed === 'object') json = parsed as Record<string, unknown>;
-    } catch {
-      /* judged below */
-    }
+    const { status, json } = await postToken(tokenUrl, { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: OAUTH_CLIENT_ID }, timeoutMs);
     const oauthError = typeof json.error === 'string' ? json.error : undefined;
     if (oauthError === 'invalid_grant') throw new RefreshError('invalid_grant', 'token refresh failed: invalid_grant');
     // The endpoint refused this client's request in OAuth terms: a person must act.
@@ -86,4 +65,36 @@ export function oauthRefresher(tokenUrl: string, now: () => number = Date.now, t
       expiresAtMs: expiresIn !== undefined ? now() + expiresIn * 1000 : undefined,
     };
   };
+}
+
+/**
+ * POSTs `body` (JSON) to the token endpoint with the product's User-Agent: the one call behind a
+ * refresh and a sign-in's code exchange. A body that is not a JSON object is read as `{}` (the
+ * caller judges the answer by its status and fields).
+ * @throws RefreshError `network` when the endpoint cannot be reached or its answer not read (the message never contains a token)
+ */
+export async function postToken(tokenUrl: string, body: Record<string, string>, timeoutMs = 30_000): Promise<{ status: number; json: Record<string, unknown> }> {
+  let status: number;
+  let text: string;
+  try {
+    const res = await request(tokenUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json', 'user-agent': ROUTER_USER_AGENT },
+      body: JSON.stringify(body),
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    });
+    status = res.statusCode;
+    text = await res.body.text();
+  } catch (err) {
+    throw new RefreshError('network', `token endpoint unreachable: ${(err as Error).message}`);
+  }
+  let json: Record<string, unknown> = {};
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    if (parsed && typeof parsed === 'object') json = parsed as Record<string, unknown>;
+  } catch {
+    /* judged by the caller */
+  }
+  return { status, json };
 }

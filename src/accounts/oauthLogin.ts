@@ -5,10 +5,8 @@
  * token endpoint.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { request } from 'undici';
-import { OAUTH_CLIENT_ID, RefreshError } from './oauth';
+import { OAUTH_CLIENT_ID, postToken, RefreshError } from './oauth';
 import type { Credentials } from './types';
-import { ROUTER_USER_AGENT } from './userAgent';
 
 export const AUTHORIZE_URL = 'https://claude.ai/oauth/authorize';
 export const MANUAL_REDIRECT_URI = 'https://platform.claude.com/oauth/code/callback';
@@ -59,25 +57,14 @@ export function parsePastedCode(pasted: string, login: PkceLogin): { code: strin
  */
 export async function exchangeCode(tokenUrl: string, login: PkceLogin, pasted: string, now: () => number = Date.now): Promise<Credentials> {
   const { code, state } = parsePastedCode(pasted, login);
-  let status: number;
-  let json: Record<string, unknown> = {};
-  try {
-    const res = await request(tokenUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json', 'user-agent': ROUTER_USER_AGENT },
-      body: JSON.stringify({ grant_type: 'authorization_code', code, state, client_id: OAUTH_CLIENT_ID, redirect_uri: MANUAL_REDIRECT_URI, code_verifier: login.verifier }),
-      headersTimeout: 30_000,
-      bodyTimeout: 30_000,
-    });
-    status = res.statusCode;
-    try {
-      json = (await res.body.json()) as Record<string, unknown>;
-    } catch {
-      /* reported by status below */
-    }
-  } catch (err) {
-    throw new RefreshError('network', `token endpoint unreachable: ${(err as Error).message}`);
-  }
+  const { status, json } = await postToken(tokenUrl, {
+    grant_type: 'authorization_code',
+    code,
+    state,
+    client_id: OAUTH_CLIENT_ID,
+    redirect_uri: MANUAL_REDIRECT_URI,
+    code_verifier: login.verifier,
+  });
   if (status >= 400 || typeof json.access_token !== 'string') {
     throw new RefreshError('rejected', `sign-in failed: ${typeof json.error === 'string' ? json.error : `HTTP ${status}`}`);
   }

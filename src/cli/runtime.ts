@@ -25,7 +25,7 @@ import { findRunningProxy, registerProxy, unregisterProxy } from './discovery';
 import { mkdirSync } from 'node:fs';
 import type { CredentialStore } from '../accounts/types';
 import type { SharedStore } from '../store/openStore';
-import { openSharedStore } from './sharedStore';
+import { openConfiguredStore } from './sharedStore';
 
 export interface StartOptions {
   config: ConfigInput;
@@ -101,7 +101,7 @@ export async function startRouter(opts: StartOptions): Promise<RunningRouter> {
   const registry = new AccountRegistry(path.join(stateDir, 'accounts.json'));
   const clientKey = config.clientKey ?? loadOrCreateClientKey(stateDir);
   // A shared pool (docs/shared-pool.md): the credentials live in the store, credentials.json keeps this machine's copy.
-  const pool: SharedStore | undefined = config.stateStore ? await openSharedStore(config, stateDir, store, log, now) : undefined;
+  const pool: SharedStore | undefined = config.stateStore ? await openConfiguredStore(config, stateDir, store, log, now) : undefined;
   const credentials: CredentialStore = pool?.credentials ?? store;
 
   /** The runtime config of a config file with the state directory's accounts, its sources, and the labels whose credentials it just stored. */

@@ -8,7 +8,7 @@ import type { ConfigInput } from '../config/schema';
 import type { FileCredentialStore } from '../accounts/fileCredentialStore';
 import type { Logger } from '../proxy/log';
 import { loadOrCreateKeyFile } from '../store/encryption';
-import { openSharedStore as openStore, type SharedStore } from '../store/openStore';
+import { openSharedStore, type SharedStore } from '../store/openStore';
 import { parseStoreUrl } from '../config/storeUrl';
 import { expandHome } from './stateDir';
 import { checkPrivateFile } from './privateFiles';
@@ -23,7 +23,7 @@ export function storeKeyFile(config: ConfigInput, stateDir: string): string {
  * the background while the router serves from `local`) and loads or creates the key.
  * @throws Error naming `state-store`, `state-store-password-file` or `state-store-key-file` when one of them cannot be used (UnsafePathError when the key file belongs to another user or others may read it)
  */
-export async function openSharedStore(config: ConfigInput, stateDir: string, local: FileCredentialStore, log: Logger, now: () => number): Promise<SharedStore> {
+export async function openConfiguredStore(config: ConfigInput, stateDir: string, local: FileCredentialStore, log: Logger, now: () => number): Promise<SharedStore> {
   const target = parseStoreUrl(config.stateStore!, config.stateStorePasswordFile && path.resolve(expandHome(config.stateStorePasswordFile)));
   const keyFile = storeKeyFile(config, stateDir);
   // A key file others can read seals nothing from them; one another user owns is a key they chose.
@@ -34,5 +34,5 @@ export async function openSharedStore(config: ConfigInput, stateDir: string, loc
       `state store: created the key ${keyFile} (mode 0600) that tokens are sealed with in ${target.display}; copy this file to every other machine of the pool (to its <state-dir>/store.key, or the path its state-store-key-file names) before its router first uses the store`,
     );
   }
-  return openStore(target, key, local, { log, now, keySource: keyFile, versionsFile: path.join(stateDir, 'pool-versions.json') });
+  return openSharedStore(target, key, local, { log, now, keySource: keyFile, stateDir });
 }

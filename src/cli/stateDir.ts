@@ -6,7 +6,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { newClientKey } from '../proxy/http/guard';
 import { checkPrivateDir, checkPrivateFile, createPrivateFile } from './privateFiles';
 
 /** `$XDG_CONFIG_HOME/claude-router`, else `~/.config/claude-router`. */
@@ -56,11 +56,6 @@ export function loadOrCreateClientKey(dir: string): string {
   fs.rmSync(file, { force: true });
   createPrivateFile(file, key + '\n');
   return key;
-}
-
-/** A new local client key: `clr-` and 32 random bytes (base64url). */
-function newClientKey(): string {
-  return `clr-${randomBytes(32).toString('base64url')}`;
 }
 
 /**

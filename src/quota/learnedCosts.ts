@@ -15,12 +15,20 @@
 
 import type { QuotaSnapshot, QuotaWindow } from './types';
 
-/** Tokens of one answer (or one reservation) by kind. */
+/** Tokens of one answer (or one reservation, or a request's estimate: `CostEstimate` in src/routing/costEstimate.ts is this type) by kind (the four counts of Anthropic's `usage`). */
 export interface TokensByKind {
   inputTokens: number;
   cacheReadTokens: number;
   cacheWriteTokens: number;
   outputTokens: number;
+}
+
+/** `into += sign × t`, kind by kind, in place (token counts are integers: the sums stay exact, and an account with nothing in flight is zeroed exactly). */
+export function addTokens(into: TokensByKind, t: Readonly<TokensByKind>, sign: 1 | -1): void {
+  into.inputTokens += sign * t.inputTokens;
+  into.cacheReadTokens += sign * t.cacheReadTokens;
+  into.cacheWriteTokens += sign * t.cacheWriteTokens;
+  into.outputTokens += sign * t.outputTokens;
 }
 
 /** What a cache-read token weighs against an input, cache-write or output token (as the world model charges it). */

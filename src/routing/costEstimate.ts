@@ -5,17 +5,10 @@
  *
  * Units: tokens throughout; rates and shares are fractions 0–1.
  */
+import type { TokensByKind } from '../quota/learnedCosts';
 
-/** Estimated tokens of one request by kind (the four counts of Anthropic's `usage`), or their sum over the requests in flight on an account. */
-export interface CostEstimate {
-  /** Uncached input tokens. */
-  inputTokens: number;
-  /** Input tokens read from the account's prompt cache. */
-  cacheReadTokens: number;
-  /** Input tokens written to the account's prompt cache. */
-  cacheWriteTokens: number;
-  outputTokens: number;
-}
+/** Estimated tokens of one request by kind (the four counts of Anthropic's `usage`), or their sum over the requests in flight on an account: the same shape as served tokens. */
+export type CostEstimate = TokensByKind;
 
 /** `routing.cost-lease-margin`'s default: every estimate is multiplied by it (reserving a little too much is the safe direction). */
 export const DEFAULT_COST_LEASE_MARGIN = 1.15;

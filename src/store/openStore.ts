@@ -1,8 +1,10 @@
 /**
  * Opening a shared pool (docs/shared-pool.md), the same for the CLI and the extension: the
  * connection to Redis and the shared credential store over this machine's copy. Each shell finds
- * the target and the key its own way (a config and key file; settings and SecretStorage).
+ * the target and the key its own way (src/cli/sharedStore.ts: a config and key file;
+ * src/vscode/sharedStore.ts: settings and SecretStorage) and calls {@link openSharedStore}.
  */
+import * as path from 'node:path';
 import type { CredentialStore } from '../accounts/types';
 import type { ConnectionOptions, StoreConnection } from './connection';
 import type { StoreKey } from './encryption';
@@ -19,19 +21,20 @@ export interface SharedStore {
 /**
  * Connects to `target` (waiting up to 3 s: an unreachable store is retried in the background while
  * the router serves from `local`) and opens the credentials sealed with `key` over `local`.
- * @param opts.keySource where the key comes from, for messages (a key file's path, "the key in SecretStorage"); `opts.versionsFile`: where the newest pair versions seen are kept (pairVersions.ts)
+ * @param opts.keySource where the key comes from, for messages (a key file's path, "the key in SecretStorage"); `opts.stateDir`: the router's state folder, where the newest pair versions seen are kept (`pool-versions.json`, pairVersions.ts; undefined: in memory only)
  */
 export async function openSharedStore(
   target: StoreTarget,
   key: StoreKey,
   local: CredentialStore,
-  opts: Omit<ConnectionOptions, 'key'> & { keySource: string; versionsFile?: string },
+  opts: Omit<ConnectionOptions, 'key'> & { keySource: string; stateDir?: string },
 ): Promise<SharedStore> {
   // Loaded only here: a router without a shared pool never loads the Redis client (ioredis and its dependencies).
   const { StoreConnection } = await import('./connection');
   const connection = new StoreConnection(target, { ...opts, key });
   await connection.start();
-  const credentials = new SharedCredentialStore(local, connection, key, { log: opts.log, keySource: opts.keySource, now: opts.now, versionsFile: opts.versionsFile });
+  const versionsFile = opts.stateDir === undefined ? undefined : path.join(opts.stateDir, 'pool-versions.json');
+  const credentials = new SharedCredentialStore(local, connection, key, { log: opts.log, keySource: opts.keySource, now: opts.now, versionsFile });
   await credentials.reconcile();
   return {
     connection,

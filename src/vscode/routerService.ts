@@ -6,18 +6,12 @@
  * they read a `RouterModel` (see routerModel.ts).
  */
 import * as path from 'node:path';
-import { mkdtempSync } from 'node:fs';
-import * as os from 'node:os';
 import * as vscode from 'vscode';
-import { randomBytes } from 'node:crypto';
 import { credentialNews } from '../accounts/credentialNews';
-import { MemoryCredentialStore } from '../accounts/memoryCredentialStore';
-import type { AccountInfo, CredentialStore } from '../accounts/types';
-import { loadConfigFile } from '../config/load';
-import type { RoutingInput } from '../config/schema';
-import { policyFromSettings, type DefaultsLayer } from '../config/settingsPolicy';
+import type { CredentialStore } from '../accounts/types';
+import type { DefaultsLayer } from '../config/settingsPolicy';
 import { watchConfigFile, type ConfigWatcher } from '../config/watch';
-import { startFakeUpstream, type FakeUpstream } from '../sim';
+import type { FakeUpstream } from '../sim';
 import { createRouter, type Router } from '../proxy/createRouter';
 import type { RouterEngine } from '../proxy/engine';
 import type { RuntimeConfig } from '../proxy/runtimeConfig';
@@ -28,16 +22,11 @@ import { AccountList, ACCOUNTS_VERSION_KEY } from './accountList';
 import { credentialKey, SecretCredentialStore } from './secretCredentialStore';
 import { DisposableStore } from './lifecycle';
 import type { SettingsService } from './settings';
-import { SIMULATED_ACCOUNTS, SIMULATED_POLICY } from './simulatedAccounts';
+import { SIMULATED_POLICY, startSimulatedRouter } from './simulatedAccounts';
+import { defaultRuntime, runtimeFromSettings, type SettingsRuntime } from './settingsRuntime';
+import { CLIENT_KEY_SECRET, loadOrCreateClientKey, rotateStoredClientKey, usableClientKey } from './clientKeySecret';
 import type { SharedStore } from '../store/openStore';
-import { openSharedStore } from './sharedStore';
-
-const CLIENT_KEY_SECRET = 'claudeRouter.clientKey';
-
-/** A new local client key: `clr-` and 32 random bytes (base64url). */
-function newClientKey(): string {
-  return `clr-${randomBytes(32).toString('base64url')}`;
-}
+import { openStoreFromSettings } from './sharedStore';
 
 /** One running router with what it owns. */
 interface EngineSet {
@@ -141,7 +130,7 @@ export class RouterService {
   }
 
   async start(): Promise<void> {
-    this.clientKey = await this.loadClientKey();
+    this.clientKey = await loadOrCreateClientKey(this.context.secrets);
     this.real = await this.createRealEngine();
     this.active = this.real;
     await this.checkMissingSecrets();
@@ -212,28 +201,18 @@ export class RouterService {
     );
   }
 
-  private async loadClientKey(): Promise<string> {
-    const existing = await this.context.secrets.get(CLIENT_KEY_SECRET);
-    if (existing && existing.length >= 16) return existing;
-    const key = newClientKey();
-    await this.context.secrets.store(CLIENT_KEY_SECRET, key);
-    return key;
-  }
-
   /**
    * Replaces the local client key: stored in SecretStorage (other windows of the profile adopt it
    * from there), in force at once in this window's engines and proxy checks — requests with the
    * old key get 401 from now on — and in new terminals (onDidChangeClientKey).
    */
   async rotateClientKey(): Promise<void> {
-    await this.context.secrets.store(CLIENT_KEY_SECRET, newClientKey());
-    // What is stored now, in case another window rotated at the same moment.
-    this.adoptClientKey(await this.context.secrets.get(CLIENT_KEY_SECRET));
+    this.adoptClientKey(await rotateStoredClientKey(this.context.secrets));
   }
 
   /** Puts a stored key in force here (nothing when it is missing, too short or already in force). */
   private adoptClientKey(key: string | undefined): void {
-    if (!key || key.length < 16 || key === this.clientKey || this.disposed) return;
+    if (!usableClientKey(key) || key === this.clientKey || this.disposed) return;
     this.clientKey = key;
     this.real?.router.engine.setClientKey(key);
     if (this.active !== this.real) this.active?.router.engine.setClientKey(key);
@@ -243,21 +222,9 @@ export class RouterService {
     this.changed.fire();
   }
 
-  /** Settings (+ optional config file, over optional `defaults`) → runtime config, or the error naming the setting. */
-  async runtimeFromSettings(defaults?: DefaultsLayer): Promise<{ config: RuntimeConfig; sources: Record<string, string> } | { error: string }> {
-    const settings = this.settings.host;
-    let file: { path: string; routing: RoutingInput | undefined } | undefined;
-    if (settings.configFile) {
-      const loaded = await loadConfigFile(settings.configFile);
-      if (!loaded.ok) return { error: `claudeRouter.configFile: ${loaded.error}` };
-      file = { path: settings.configFile, routing: loaded.config.routing };
-    }
-    const result = policyFromSettings(this.settings.routing, file, process.env, defaults);
-    if (!result.ok) return { error: result.error };
-    return {
-      config: { policy: result.policy, accounts: this.accounts.all(), upstreamBaseUrl: settings.upstreamBaseUrl },
-      sources: result.sources,
-    };
+  /** Settings (+ optional config file, over optional `defaults`) → runtime config, or the error naming the setting (settingsRuntime.ts). */
+  runtimeFromSettings(defaults?: DefaultsLayer): Promise<SettingsRuntime> {
+    return runtimeFromSettings(this.settings, this.accounts.all(), defaults);
   }
 
   /**
@@ -309,14 +276,13 @@ export class RouterService {
     if ('error' in first) {
       this.lastSettingsError = first.error;
       void vscode.window.showErrorMessage(vscode.l10n.t('Claude Router: {0} — using the default routing policy.', first.error.split('\n')[0]));
-      const fallback = await this.runtimeFromSettingsDefaults();
-      config = fallback;
+      config = defaultRuntime(this.settings, this.accounts.all());
     } else {
       config = first.config;
       sources = first.sources;
     }
     const storeUrl = this.settings.host.stateStore;
-    this.pool = storeUrl ? await openSharedStore(storeUrl, this.context, this.store, this.log) : undefined;
+    this.pool = storeUrl ? await openStoreFromSettings(storeUrl, this.context, this.store, this.log) : undefined;
     const pool = this.pool;
     const router = await createRouter({
       config,
@@ -343,12 +309,6 @@ export class RouterService {
     };
   }
 
-  private async runtimeFromSettingsDefaults(): Promise<RuntimeConfig> {
-    const result = policyFromSettings({}, undefined, process.env);
-    if (!result.ok) throw new Error(result.error);
-    return { policy: result.policy, accounts: this.accounts.all(), upstreamBaseUrl: this.settings.host.upstreamBaseUrl };
-  }
-
   /**
    * An account whose secret did not survive a restart (no keyring) is flagged as needing sign-in
    * (the sign-in alert asks the user, alerts.ts) — never a fallback to settings.
@@ -372,22 +332,8 @@ export class RouterService {
     // With settings that do not validate, the last good policy (the real engine's) serves them too.
     const demo = await this.runtimeFromSettings(SIMULATED_POLICY);
     const real = this.real!.router.engine;
-    const decisionDir = mkdtempSync(path.join(os.tmpdir(), 'claude-router-simulated-'));
     const [policy, sources] = 'config' in demo ? [demo.config.policy, demo.sources] : [real.config.policy, real.configStatus.sources];
-    const sim = await startFakeUpstream({ accounts: [...SIMULATED_ACCOUNTS], sseIntervalMs: 15, sseDeltaCount: 12 });
-    const store = new MemoryCredentialStore();
-    for (const a of SIMULATED_ACCOUNTS) await store.set(a.label, { accessToken: a.accessToken, refreshToken: a.refreshToken });
-    const accounts: AccountInfo[] = SIMULATED_ACCOUNTS.map((a) => ({ label: a.label, kind: 'oauth', fallback: false, enabled: true }));
-    const router = await createRouter({
-      config: { policy, accounts, upstreamBaseUrl: sim.url },
-      sources,
-      credentials: store,
-      tokenUrl: sim.tokenUrl,
-      clientKey: this.clientKey,
-      log: this.log,
-      decisionDir,
-    });
-    for (let i = 0; i < accounts.length; i++) await router.poller.tick(); // show utilisation at once
+    const { router, upstream: sim, accounts, decisionDir } = await startSimulatedRouter({ policy, sources, clientKey: this.clientKey, log: this.log });
     const onChanged = () => this.changed.fire();
     router.state.events.on('changed', onChanged);
     this.active = {

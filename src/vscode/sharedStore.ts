@@ -6,12 +6,11 @@
  * the same 64 hex digits), "Import State Store Key" takes one, "Set State Store Password" keeps the
  * password out of settings.
  */
-import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { CredentialStore } from '../accounts/types';
 import type { Logger } from '../proxy/log';
 import { keyFromText, newKeyText } from '../store/encryption';
-import { openSharedStore as openStore, type SharedStore } from '../store/openStore';
+import { openSharedStore, type SharedStore } from '../store/openStore';
 import { parseStoreUrl } from '../config/storeUrl';
 
 /** SecretStorage keys of the pool's key (64 hex digits) and of the store's password. */
@@ -22,15 +21,13 @@ export const STORE_PASSWORD_SECRET = 'claudeRouter.stateStore.password';
  * Connects to `url` with the password and key from SecretStorage (the key created when missing).
  * @throws Error naming `claudeRouter.stateStore` when the URL is not a redis:// or rediss:// one
  */
-export async function openSharedStore(
+export async function openStoreFromSettings(
   url: string,
   context: Pick<vscode.ExtensionContext, 'secrets' | 'globalStorageUri'>,
   local: CredentialStore,
   log: Logger,
 ): Promise<SharedStore> {
   const secrets = context.secrets;
-  // The newest sealed version seen of each account's pair (src/store/pairVersions.ts), beside the extension's state.
-  const versionsFile = path.join(context.globalStorageUri.fsPath, 'pool-versions.json');
   const target = parseStoreUrl(url);
   const password = await secrets.get(STORE_PASSWORD_SECRET);
   if (password) target.password = password;
@@ -45,7 +42,8 @@ export async function openSharedStore(
     );
   }
   const key = keyFromText(keyText, 'the state-store key in SecretStorage');
-  return openStore(target, key, local, { log, keySource: 'the key in SecretStorage (Import State Store Key)', versionsFile });
+  // The newest sealed version seen of each account's pair (src/store/pairVersions.ts) is kept beside the extension's state.
+  return openSharedStore(target, key, local, { log, keySource: 'the key in SecretStorage (Import State Store Key)', stateDir: context.globalStorageUri.fsPath });
 }
 
 /** Registers the store's commands (key export and import, password). */

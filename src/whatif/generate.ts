@@ -12,7 +12,7 @@ import { seededRandom } from '../routing/planner/random';
 import type { RoutingPolicy } from '../routing/policy';
 import { FIVE_HOUR_MS, SEVEN_DAY_MS } from '../sim/windows';
 import { nameOf } from './policies';
-import { DEFAULT_CACHE_TTL_MS } from './reconstruct';
+import { DEFAULT_CACHE_TTL_MS } from './logRequests';
 import { simulate, type SimulationResult } from './simulate';
 import type { TransientFault, Workload, WorkloadAccount, WorkloadRequest } from './workload';
 

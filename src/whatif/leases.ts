@@ -3,7 +3,7 @@
  * answer ends (arrival + recorded duration), with its cost reservation; `release(nowMs)` ends
  * those due. A binary min-heap by end time. Pure.
  */
-import type { TokensByKind } from '../quota/learnedCosts';
+import { addTokens, type TokensByKind } from '../quota/learnedCosts';
 import type { WorldAccount } from './world';
 
 /** The reservation's margin over the true tokens: the stand-in for the router's cost estimate (its safety margin). */
@@ -27,7 +27,7 @@ export class VirtualLeases {
       cacheWriteTokens: tokens.cacheWriteTokens * RESERVATION_MARGIN,
       outputTokens: tokens.outputTokens * RESERVATION_MARGIN,
     };
-    addTo(account.reserved, reserved, 1);
+    addTokens(account.reserved, reserved, 1);
     const lease = { holder: account, reserved };
     const ends = this.ends;
     const leases = this.leases;
@@ -50,8 +50,8 @@ export class VirtualLeases {
     while (this.ends.length > 0 && this.ends[0] <= nowMs) {
       const { holder, reserved } = this.leases[0];
       holder.inflight--;
-      if (holder.inflight === 0) addTo(holder.reserved, holder.reserved, -1);
-      else addTo(holder.reserved, reserved, -1);
+      if (holder.inflight === 0) addTokens(holder.reserved, holder.reserved, -1);
+      else addTokens(holder.reserved, reserved, -1);
       this.pop();
     }
   }
@@ -76,12 +76,4 @@ export class VirtualLeases {
     ends[i] = lastEnd;
     leases[i] = lastLease;
   }
-}
-
-/** `into` += sign × `t`, kind by kind (an account with nothing in flight is zeroed exactly, not by rounding). */
-function addTo(into: TokensByKind, t: TokensByKind, sign: 1 | -1): void {
-  into.inputTokens += sign * t.inputTokens;
-  into.cacheReadTokens += sign * t.cacheReadTokens;
-  into.cacheWriteTokens += sign * t.cacheWriteTokens;
-  into.outputTokens += sign * t.outputTokens;
 }

@@ -3,7 +3,7 @@ import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, rm
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { startRouter } from '../../src/cli/runtime';
-import { openSharedStore } from '../../src/cli/sharedStore';
+import { openConfiguredStore } from '../../src/cli/sharedStore';
 import { loadOrCreateClientKey, readClientKey } from '../../src/cli/stateDir';
 import { FileCredentialStore } from '../../src/accounts/fileCredentialStore';
 import { silentLogger } from '../../src/proxy/log';
@@ -65,7 +65,7 @@ describe('the state directory and key files: owner and mode checks', function ()
     writeFileSync(keyFile, `${'ab'.repeat(32)}\n`);
     chmodSync(keyFile, 0o644);
     await assert.rejects(
-      openSharedStore({ stateStore: 'redis://127.0.0.1:1/0' }, dir, new FileCredentialStore(path.join(dir, 'credentials.json')), silentLogger, Date.now),
+      openConfiguredStore({ stateStore: 'redis://127.0.0.1:1/0' }, dir, new FileCredentialStore(path.join(dir, 'credentials.json')), silentLogger, Date.now),
       (err: Error) => err.message.includes(keyFile) && /state-store-key-file .*\(mode 0644\): chmod 600/.test(err.message),
     );
     assert.equal(statSync(keyFile).mode & 0o777, 0o644, 'the file is left as it was');

@@ -2,7 +2,7 @@
  * Who may talk to the proxy: loopback clients that carry the local key, from
  * a loopback `Host` (DNS-rebinding defence), never a browser page (`Origin`).
  */
-import { timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { ClientHead } from './clientHead';
 
 const LOOPBACK_HOST = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|localhost|\[::1\])(:\d{1,5})?$/i;
@@ -45,3 +45,8 @@ export function checkClientKey(head: ClientHead, key: string): boolean {
 }
 
 const BEARER = /^bearer\s+/i;
+
+/** A new local client key, the one format both shells create (a CLI's key file, the extension's SecretStorage): `clr-` and 32 random bytes (base64url). */
+export function newClientKey(): string {
+  return `clr-${randomBytes(32).toString('base64url')}`;
+}

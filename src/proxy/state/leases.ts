@@ -9,6 +9,7 @@
  * `reconcile()` is that release with the answer's actual usage, which the model's output
  * sample learns from.
  */
+import { addTokens } from '../../quota/learnedCosts';
 import type { CostEstimate } from '../../routing/costEstimate';
 import type { UsageRecord } from '../../routing/decision';
 import { OutputSamples } from './outputSamples';
@@ -74,7 +75,7 @@ export class LeaseTable {
     if (reservation) {
       const sum = this.reservations.get(account);
       if (sum === undefined) this.reservations.set(account, copyOf(reservation.cost));
-      else addTo(sum, reservation.cost, 1);
+      else addTokens(sum, reservation.cost, 1);
     }
     this.onChange();
     this.onCounts();
@@ -87,7 +88,7 @@ export class LeaseTable {
     if (sessions !== undefined) bump(sessions, session!, -1); // the per-account map stays: accounts are few
     const sum = reservation && this.reservations.get(account);
     if (sum) {
-      addTo(sum, reservation.cost, -1);
+      addTokens(sum, reservation.cost, -1);
       if (isEmpty(sum)) this.reservations.delete(account);
     }
     this.onCounts();
@@ -133,7 +134,7 @@ export class LeaseTable {
     if (theirs === undefined) return mine && copyOf(mine);
     if (mine === undefined) return copyOf(theirs);
     const sum = copyOf(mine);
-    addTo(sum, theirs, 1);
+    addTokens(sum, theirs, 1);
     return sum;
   }
 
@@ -175,14 +176,6 @@ class HeldLease implements Lease {
     this.table.giveBack(this.account, this.sessions, this.session, this.reservation);
     return true;
   }
-}
-
-/** `sum += sign × cost`, in place (token counts are integers: the sums stay exact). */
-function addTo(sum: CostEstimate, cost: Readonly<CostEstimate>, sign: 1 | -1): void {
-  sum.inputTokens += sign * cost.inputTokens;
-  sum.cacheReadTokens += sign * cost.cacheReadTokens;
-  sum.cacheWriteTokens += sign * cost.cacheWriteTokens;
-  sum.outputTokens += sign * cost.outputTokens;
 }
 
 function copyOf(c: Readonly<CostEstimate>): CostEstimate {

@@ -31,7 +31,8 @@
  */
 import { copyFileSync, promises as fs, readFileSync, statSync, type Stats } from 'node:fs';
 import * as path from 'node:path';
-import { RouterState, type SavedRouterState } from './routerState';
+import { RouterState } from './routerState';
+import type { SavedRouterState } from './savedState';
 
 export interface StatePersistence {
   /** Whether a saved state was restored at start. */

@@ -4,8 +4,9 @@
  * leases, probes, session bindings and counters. The router, `/status` and the VS Code views all read it through
  * the same functions, so what the UI shows is what the router will do.
  *
- * Persistence: `toSaved()` / `restore()` give a JSON shape with no secrets;
- * the host (CLI or extension) decides where it is written.
+ * Persistence: `toSaved()` / `restore()` give a JSON shape with no secrets (savedState.ts);
+ * the host (CLI or extension) decides where it is written. In a shared pool, the other routers'
+ * news is folded in by peerState.ts, and this router's goes out through `mirror`.
  */
 import { EventEmitter } from 'node:events';
 import type { Cooldown, CooldownReason, QuotaSnapshot, ResponseClass } from '../../quota/types';
@@ -14,10 +15,9 @@ import { mergeSnapshot } from '../../quota/merge';
 import { cooldownClearedBy, mergeCooldown } from '../../quota/cooldown';
 import { planScopedCooldown, scopedCooldownClearedBy } from '../../quota/scopedCooldown';
 import { isRejectionStatus } from '../../quota/status';
-import { LearnedCosts, weightedTokens, type SavedLearnedCosts, type TokensByKind } from '../../quota/learnedCosts';
+import { LearnedCosts, weightedTokens, type TokensByKind } from '../../quota/learnedCosts';
 import { SessionWork } from '../../routing/sessionWork';
-import { SessionAffinityStore, type SavedBinding } from '../../routing/affinity';
-import { toStickyKeyHash } from '../../routing/identify';
+import { SessionAffinityStore } from '../../routing/affinity';
 import { newlyResetWindow, type ResetWindow } from '../../routing/probe';
 import { AccountPerformance } from './accountPerformance';
 import { ConcurrencyTable } from './concurrency';
@@ -26,7 +26,7 @@ import { OutputSamples } from './outputSamples';
 import { ProbeTable } from './probes';
 import { UsageHistory } from './usageHistory';
 import type { StateMirror } from './mirror';
-import type { LearnedLimit } from '../../routing/concurrencyLimit';
+import { absorbSaved, replaceWithSaved, restoreSaved, savedOf, type SavedRouterState } from './savedState';
 
 /** Counters shown in `/status`. */
 export interface RouterCounters {
@@ -36,23 +36,6 @@ export interface RouterCounters {
   noUsableAccount: number;
   errors: number;
   clientAborts: number;
-}
-
-/** The persisted part of the state (no secrets). */
-export interface SavedRouterState {
-  version: 1;
-  savedAtMs: number;
-  /** Counts saves of this file, across routers (see persistence.ts); absent in files of older versions (read as 0). */
-  generation?: number;
-  snapshots: Record<string, QuotaSnapshot>;
-  cooldowns: Record<string, Cooldown>;
-  needsSignIn: Record<string, string>;
-  /** Keyed by the sticky key's hash (`sessionId` holds the hash, never a raw id). */
-  bindings: SavedBinding[];
-  /** Model-scoped cooldowns still running, by account, then model family; absent in files of older versions. */
-  scopedCooldowns?: Record<string, Record<string, Cooldown>>;
-  /** What was learned of each account's windows' cost per token (src/quota/learnedCosts.ts); absent in files of older versions. */
-  learnedCosts?: SavedLearnedCosts;
 }
 
 /** The last limit warm-up of an account (docs/routing.md#limit-warm-up). Not saved. */
@@ -191,16 +174,6 @@ export class RouterState {
     if (session !== null) this.sessionWork.served(session, account, weightedTokens(tokens), nowMs);
   }
 
-  /** Usage another router of the pool served on `account`: its learned costs count it as this router's own. */
-  absorbServed(account: string, tokens: TokensByKind, family: string | undefined): void {
-    this.learnedCosts.served(account, tokens, family);
-  }
-
-  /** Another router's learners (the pool's copy): per window, the one with more samples wins. */
-  absorbLearnedCosts(saved: SavedLearnedCosts): void {
-    this.learnedCosts.load(saved, false);
-  }
-
   /** Remembers a model-scoped rejection until its reset (`planScopedCooldown`); other classes change nothing. Never shortens one. */
   rememberScopedRejection(account: string, cls: ResponseClass, nowMs: number): void {
     const planned = planScopedCooldown(cls, nowMs);
@@ -264,68 +237,13 @@ export class RouterState {
     this.mirror?.bound(session, account, now, before?.account !== account);
   }
 
-  /** Another router's quota evidence (the shared store): merged in by the newest-evidence rule; lifts nothing (the router that saw it lifts and says so). */
-  absorbEvidence(account: string, snapshot: QuotaSnapshot): void {
-    this.snapshots.set(account, mergeSnapshot(this.snapshots.get(account), snapshot));
-    this.changed();
-  }
-
-  /** Another router's cooldown (`family` null: account-wide), merged in: never shortens one. Ended ones (at `now`, epoch ms) are ignored. */
-  absorbCooldown(account: string, family: string | null, cooldown: Cooldown, now: number): void {
-    if (!(cooldown.untilMs > now)) return;
-    if (family === null) this.cooldowns.set(account, mergeCooldown(this.cooldowns.get(account), cooldown));
-    else {
-      let scoped = this.scopedCooldowns.get(account);
-      if (!scoped) this.scopedCooldowns.set(account, (scoped = new Map<string, Cooldown>()));
-      scoped.set(family, mergeCooldown(scoped.get(family), cooldown));
-    }
-    this.changed();
-  }
-
-  /** Another router lifted a cooldown ending at `untilMs` (epoch ms): this router's is lifted too unless it ends later. */
-  absorbLift(account: string, family: string | null, untilMs: number): void {
-    const scoped = family === null ? undefined : this.scopedCooldowns.get(account);
-    const mine = family === null ? this.cooldowns.get(account) : scoped?.get(family);
-    if (!mine || mine.untilMs > untilMs) return;
-    if (family === null) this.dropCooldown(account);
-    else {
-      scoped!.delete(family);
-      if (scoped!.size === 0) this.scopedCooldowns.delete(account);
-    }
-    this.changed();
-  }
-
-  /** A person reset `account`'s cooldown through another router: the same here, nothing told back. */
-  absorbReset(account: string): void {
-    const mirror = this.mirror;
-    this.mirror = undefined;
-    try {
-      this.resetCooldown(account);
-    } finally {
-      this.mirror = mirror;
-    }
-  }
-
-  /** Another router's binding of a session: taken when it was served later than this router's, and is live at `now` (epoch ms). */
-  absorbBinding(binding: SavedBinding, now: number): void {
-    const mine = this.affinity.get(binding.sessionId, now);
-    if (mine && mine.lastServedAtMs >= binding.lastServedAtMs) return;
-    this.affinity.load([binding], now);
-    this.changed();
-  }
-
-  /** Another router's learned concurrency limit of `label` (undefined: forgotten): the newest wins. */
-  absorbLimit(label: string, learned: LearnedLimit | undefined): void {
-    this.concurrency.absorb(label, learned);
-  }
-
   markNeedsSignIn(account: string, reason: string): void {
     this.needsSignIn.set(account, reason);
     this.changed();
   }
 
-  /** Drops `account`'s cooldown, and says so when there was one. */
-  private dropCooldown(account: string): void {
+  /** Drops `account`'s cooldown, and says so when there was one (no change signal: the caller signals). */
+  dropCooldown(account: string): void {
     if (this.cooldowns.delete(account)) this.events.emit('cooldownLifted', account);
   }
 
@@ -389,91 +307,24 @@ export class RouterState {
     this.events.emit('changed');
   };
 
-  /** The persisted shape at `now` (expired bindings and cooldowns dropped). */
+  /** The persisted shape at `now` (expired bindings and cooldowns dropped): savedState.ts. */
   toSaved(now: number): SavedRouterState {
-    return {
-      version: 1,
-      savedAtMs: now,
-      snapshots: Object.fromEntries(this.snapshots),
-      cooldowns: Object.fromEntries([...this.cooldowns].filter(([, c]) => c.untilMs > now)),
-      needsSignIn: Object.fromEntries(this.needsSignIn),
-      bindings: this.affinity.live(now),
-      scopedCooldowns: Object.fromEntries(
-        [...this.scopedCooldowns]
-          .map(([account, m]) => [account, Object.fromEntries([...m].filter(([, c]) => c.untilMs > now))] as const)
-          .filter(([, m]) => Object.keys(m).length > 0),
-      ),
-      learnedCosts: this.learnedCosts.toSaved(),
-    };
+    return savedOf(this, now);
   }
 
   /** Restores a saved state; unknown shapes are ignored (the seed's default: start empty). */
   restore(saved: unknown, now: number): boolean {
-    if (!isSavedState(saved)) return false;
-    this.fill(saved, now);
-    return true;
+    return restoreSaved(this, saved, now);
   }
 
-  /**
-   * Replaces snapshots, cooldowns, sign-in flags and bindings by a saved state (a window
-   * taking over the proxy: its own copy is older than the file). Leases and counters stay.
-   * @returns false (and changes nothing) for an unknown shape
-   */
+  /** Replaces snapshots, cooldowns, sign-in flags and bindings by a saved state; leases and counters stay (savedState.ts). */
   replaceWith(saved: unknown, now: number): boolean {
-    if (!isSavedState(saved)) return false;
-    this.snapshots.clear();
-    this.cooldowns.clear();
-    this.scopedCooldowns.clear();
-    this.needsSignIn.clear();
-    this.affinity.clear();
-    this.learnedCosts.clear();
-    this.fill(saved, now);
-    return true;
+    return replaceWithSaved(this, saved, now);
   }
 
-  /**
-   * Folds a state saved by another router into this one without losing either's news: the
-   * newest evidence per window, the later-ending cooldown, per session the later binding.
-   * Sign-in flags stay this router's (a cleared flag came from new credentials).
-   * @returns false (and changes nothing) for an unknown shape
-   */
+  /** Folds a state saved by another router into this one without losing either's news (savedState.ts). */
   absorb(saved: unknown, now: number): boolean {
-    if (!isSavedState(saved)) return false;
-    for (const [k, v] of Object.entries(saved.snapshots)) this.snapshots.set(k, mergeSnapshot(this.snapshots.get(k), v));
-    for (const [k, v] of Object.entries(saved.cooldowns)) if (v.untilMs > now) this.cooldowns.set(k, mergeCooldown(this.cooldowns.get(k), v));
-    this.loadScoped(saved, now);
-    this.learnedCosts.load(saved.learnedCosts, false);
-    for (const b of hashedBindings(saved.bindings)) {
-      const mine = this.affinity.get(b.sessionId, now);
-      if (!mine || mine.lastServedAtMs < b.lastServedAtMs) this.affinity.load([b], now);
-    }
-    this.changed();
-    return true;
-  }
-
-  private fill(saved: SavedRouterState, now: number): void {
-    for (const [k, v] of Object.entries(saved.snapshots)) this.snapshots.set(k, v);
-    for (const [k, v] of Object.entries(saved.cooldowns)) if (v.untilMs > now) this.cooldowns.set(k, v);
-    this.loadScoped(saved, now);
-    for (const [k, v] of Object.entries(saved.needsSignIn)) this.needsSignIn.set(k, v);
-    this.learnedCosts.load(saved.learnedCosts);
-    this.affinity.load(hashedBindings(saved.bindings), now);
-    this.changed();
-  }
-
-  /** Folds the saved scoped cooldowns still running into this state's (the later end wins). A malformed member is skipped. */
-  private loadScoped(saved: SavedRouterState, now: number): void {
-    const all = saved.scopedCooldowns;
-    if (!all || typeof all !== 'object') return;
-    for (const [account, families] of Object.entries(all)) {
-      if (!families || typeof families !== 'object') continue;
-      for (const [family, c] of Object.entries(families)) {
-        if (!c || typeof c.untilMs !== 'number' || !(c.untilMs > now)) continue;
-        let mine = this.scopedCooldowns.get(account);
-        if (!mine) this.scopedCooldowns.set(account, (mine = new Map<string, Cooldown>()));
-        mine.set(family, mergeCooldown(mine.get(family), c));
-      }
-    }
+    return absorbSaved(this, saved, now);
   }
 }
 
@@ -481,24 +332,4 @@ export class RouterState {
 function showsRejection(s: QuotaSnapshot): boolean {
   const rejected = (w: { status?: string; utilization?: number } | undefined) => !!w && (isRejectionStatus(w.status) || (w.utilization ?? 0) >= 1);
   return isRejectionStatus(s.unifiedStatus) || rejected(s.session) || rejected(s.weekly) || Object.values(s.scoped ?? {}).some(rejected);
-}
-
-/** Bindings keyed by sticky-key hash: a file saved by a version that kept raw session ids is converted as it is read. */
-function hashedBindings(bindings: readonly SavedBinding[]): SavedBinding[] {
-  return bindings.map((b) => (typeof b.sessionId === 'string' ? { ...b, sessionId: toStickyKeyHash(b.sessionId) } : b));
-}
-
-function isSavedState(v: unknown): v is SavedRouterState {
-  if (!v || typeof v !== 'object') return false;
-  const s = v as Partial<SavedRouterState>;
-  return (
-    s.version === 1 &&
-    typeof s.snapshots === 'object' &&
-    s.snapshots !== null &&
-    typeof s.cooldowns === 'object' &&
-    s.cooldowns !== null &&
-    typeof s.needsSignIn === 'object' &&
-    s.needsSignIn !== null &&
-    Array.isArray(s.bindings)
-  );
 }

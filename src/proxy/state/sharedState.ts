@@ -1,8 +1,8 @@
 /**
- * Shares a router's RouterState with the other routers of a pool through the store
- * (docs/shared-pool.md). The request path stays on the in-memory state: this router's changes go
- * to Redis behind it (write-behind, pipelined), and the others' arrive over pub/sub and are folded
- * in (`RouterState.absorb…`), so every router's view follows the pool within a second.
+ * Shares a router's RouterState with the other routers of a pool through the store (docs/shared-pool.md).
+ * The request path stays on the in-memory state: this router's changes go to Redis behind it (write-behind,
+ * pipelined), the others' arrive over pub/sub and are folded in (sharedPull.ts reads them, peerState.ts folds them):
+ * each view follows the pool within a second.
  *
  * Shared: quota evidence (newest wins), cooldowns (merged by a Lua script, never shortened; a lift
  * deletes only the cooldown it lifted), session bindings (a key per session expiring after the
@@ -23,13 +23,14 @@
 import type { StoreConnection, StoreMessage } from '../../store/connection';
 import { storeKeys } from '../../store/keys';
 import type { CostEstimate } from '../../routing/costEstimate';
-import type { LearnedLimit } from '../../routing/concurrencyLimit';
 import type { Cooldown, QuotaSnapshot } from '../../quota/types';
 import type { TokensByKind } from '../../quota/learnedCosts';
 import type { RemoteLoad } from './leases';
 import type { StateMirror } from './mirror';
 import type { RouterState } from './routerState';
-import { addCost, bindingOf, cooldownOf, evidenceOf, inflightOf, isEpochMs, isSessionHash, labelSchema, learnersOf, limitOf, sameLoad, tokensOf } from './sharedValues';
+import { absorbBinding } from './peerState';
+import { foldMessage, pullBindings, pullShared, remoteLoad } from './sharedPull';
+import { addCost, bindingOf, sameLoad } from './sharedValues';
 import { fieldName, readSigned, sharedMerges } from './sharedWrites';
 
 /** How long a router's in-flight record lives unless renewed, ms: a killed router's leases are gone this long after its last renewal. */
@@ -67,30 +68,6 @@ export interface ShareOptions {
 /** The hash field of a cooldown: the account, or account NUL family for a model-scoped one. */
 function cooldownField(account: string, family: string | null): string {
   return family === null ? account : `${account}\0${family}`;
-}
-
-/**
- * The other routers' in-flight requests and reservations per account, from `flat` (router id,
- * record, router id, record, … as the gather script returns them). A record counts only when it
- * is signed by the router it names and has the shape and bounds of one; anything else counts
- * nothing and is refused (logged once).
- */
-function remoteLoad(conn: StoreConnection, flat: readonly string[]): Map<string, RemoteLoad> {
-  const remote = new Map<string, RemoteLoad>();
-  for (let i = 0; i + 1 < flat.length; i += 2) {
-    if (flat[i] === conn.routerId) continue;
-    const key = storeKeys.inflight(flat[i]);
-    const got = conn.verified(key, flat[i + 1], 'an in-flight record');
-    const record = got && (got.sender === flat[i] ? inflightOf(got.value) : undefined);
-    if (got && !record) conn.refuse('an in-flight record', key, 'out of bounds, or signed by another router');
-    for (const [account, [n, reserved]] of Object.entries(record ?? {})) {
-      const sum = remote.get(account) ?? { inflight: 0, reserved: undefined };
-      sum.inflight += n;
-      if (reserved) sum.reserved = addCost(sum.reserved, reserved);
-      remote.set(account, sum);
-    }
-  }
-  return remote;
 }
 
 /** Starts sharing `state` through `conn`. */
@@ -243,39 +220,8 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
     },
   };
 
-  /** Another router's notification, folded in when its fields are within bounds (the connection checked its signature). */
-  const onMessage = (m: StoreMessage) => {
-    const account = labelSchema.safeParse(m.a).success ? (m.a as string) : undefined;
-    const family = typeof m.f === 'string' && m.f.length <= 64 ? m.f : null;
-    const t = now();
-    let v: unknown;
-    switch (m.k) {
-      case 'e':
-        if (account && (v = evidenceOf(m.v, t))) state.absorbEvidence(account, v as QuotaSnapshot);
-        break;
-      case 'c':
-        if (account && (v = cooldownOf(m.c, t))) state.absorbCooldown(account, family, v as Cooldown, t);
-        break;
-      case 'x':
-        if (account && isEpochMs(m.u)) state.absorbLift(account, family, m.u);
-        break;
-      case 'r':
-        if (account) state.absorbReset(account);
-        break;
-      case 'b':
-        if (account && isSessionHash(m.s) && bindingOf({ account, lastServedAtMs: m.t }, t)) state.absorbBinding({ sessionId: m.s, account, lastServedAtMs: m.t as number }, t);
-        break;
-      case 'l':
-        if (account && (v = limitOf(m.v, t)) !== undefined) state.absorbLimit(account, (v as LearnedLimit | null) ?? undefined);
-        break;
-      case 'i':
-        gatherSoon();
-        break;
-      case 's':
-        if (account && (v = tokensOf(m.t))) state.absorbServed(account, v as TokensByKind, family ?? undefined);
-        break;
-    }
-  };
+  /** Another router's notification, folded in (sharedPull.ts); an in-flight one re-reads the others' records soon. */
+  const onMessage = (m: StoreMessage) => foldMessage(state, m, now(), gatherSoon);
 
   /** Pushes every part of this state by the merge rules, then folds the pool's into it. */
   const reconcile = async (): Promise<void> => {
@@ -304,64 +250,12 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
     writeInflight();
     await Promise.all(pushes);
 
-    const [snaps, cooldowns, limits, learned] = await Promise.all([
-      redis.hgetall(storeKeys.evidence),
-      redis.hgetall(storeKeys.cooldowns),
-      redis.hgetall(storeKeys.limits),
-      redis.hgetall(storeKeys.learnedCosts),
-    ]);
-    const read = <T>(hash: string, field: string, text: string, what: string, parse: (v: unknown) => T | undefined) =>
-      readSigned(conn, fieldName(hash, field), text, { what, read: parse });
-    for (const [account, text] of Object.entries(learned)) {
-      const windows = read(storeKeys.learnedCosts, account, text, 'learned costs', (v) => learnersOf(v, t));
-      if (windows) state.absorbLearnedCosts({ [account]: windows });
-    }
-    for (const [account, text] of Object.entries(snaps)) {
-      const snap = read(storeKeys.evidence, account, text, 'quota evidence', (v) => evidenceOf(v, t));
-      if (snap) state.absorbEvidence(account, snap);
-    }
-    const ended: string[] = [];
-    for (const [field, text] of Object.entries(cooldowns)) {
-      const c = read(storeKeys.cooldowns, field, text, 'a cooldown', (v) => cooldownOf(v, t));
-      if (!c) continue; // not the pool's: the next write of the field replaces it
-      if (!(c.untilMs > t)) {
-        ended.push(field);
-        continue;
-      }
-      const [account, family] = field.split('\0');
-      state.absorbCooldown(account, family ?? null, c, t);
-    }
-    // Ended cooldowns leave the hash (the lift keeps any that a router extended meanwhile).
-    for (const field of ended) merge.lift(field, t).catch(ignore);
-    for (const [account, text] of Object.entries(limits)) {
-      const learned = read(storeKeys.limits, account, text, 'a learned concurrency limit', (v) => limitOf(v, t));
-      if (learned !== undefined) state.absorbLimit(account, learned ?? undefined);
-    }
-    const pulledBindings = await pullBindings();
+    const pulled = await pullShared(state, conn, merge, t);
+    const pulledBindings = await pullBindings(state, conn, now);
     await gather();
     opts.log.info(
-      `state store: reconciled — pushed ${state.snapshots.size} quota readings and ${pushedShared} cooldowns, bindings and limits; pulled ${Object.keys(snaps).length} readings, ${Object.keys(cooldowns).length - ended.length} cooldowns, ${pulledBindings} bindings`,
+      `state store: reconciled — pushed ${state.snapshots.size} quota readings and ${pushedShared} cooldowns, bindings and limits; pulled ${pulled.readings} readings, ${pulled.cooldowns} cooldowns, ${pulledBindings} bindings`,
     );
-  };
-
-  /** Folds every binding of the pool into this router's; @returns how many there were. */
-  const pullBindings = async (): Promise<number> => {
-    let pulled = 0;
-    let cursor = '0';
-    const t = now();
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', storeKeys.bindingPattern, 'COUNT', 500);
-      cursor = next;
-      if (keys.length === 0) continue;
-      const values = await redis.mget(...keys);
-      pulled += keys.length;
-      keys.forEach((key, i) => {
-        const b = readSigned(conn, key, values[i], { what: 'a session binding', read: (v) => bindingOf(v, t) });
-        const sessionId = key.slice(storeKeys.binding('').length);
-        if (b && isSessionHash(sessionId)) state.absorbBinding({ sessionId, account: b.account, lastServedAtMs: b.lastServedAtMs }, t);
-      });
-    } while (cursor !== '0');
-    return pulled;
   };
 
   const reconciling = conn.reconcileOnUp('reconciling the shared state', reconcile);
@@ -398,7 +292,7 @@ export function shareState(state: RouterState, conn: StoreConnection, opts: Shar
         .then((text) => {
           const t = now();
           const b = readSigned(conn, key, text, { what: 'a session binding', read: (v) => bindingOf(v, t) });
-          if (b) state.absorbBinding({ sessionId: session, account: b.account, lastServedAtMs: b.lastServedAtMs }, t);
+          if (b) absorbBinding(state, { sessionId: session, account: b.account, lastServedAtMs: b.lastServedAtMs }, t);
         })
         .catch(ignore);
       return Promise.race([lookup, new Promise<void>((resolve) => setTimeout(resolve, LOOKUP_WAIT_MS).unref?.())]);
