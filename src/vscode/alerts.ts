@@ -1,6 +1,7 @@
 /**
  * The alerts that matter, each once per episode and with an action (episodes: src/proxy/status/alerts.ts):
  * - an account needs sign-in → Sign In;
+ * - an account's sign-in is `routing.grant-warn-days` old (once per account and grant) → Sign In;
  * - every account of the pool is used up → until when, in local time → Show Status;
  * - another program holds the port (new terminals then get no router environment, terminalEnv.ts)
  *   → Use Another Port, or Show What Holds It (its process name and id in the log).
@@ -67,6 +68,15 @@ export class AlertController implements vscode.Disposable {
             : vscode.l10n.t('Claude Router: {0} need you to sign in again.', alert.accounts.map((a) => `"${a.label}"`).join(', '));
         const others = (this.model.status?.usableAccounts ?? 0) > 0 ? ` ${vscode.l10n.t('Requests go to the other accounts meanwhile.')}` : '';
         this.notify('warning', `${who}${others}`, [vscode.l10n.t('Sign In')], () => vscode.commands.executeCommand('claudeRouter.signInAgain', first.label));
+        return;
+      }
+      case 'grant_old': {
+        const message = vscode.l10n.t(
+          'Claude Router: "{0}" was signed in {1} days ago. Its refresh chain reportedly ends about 28–29 days after sign-in; sign in again to renew it before requests to it fail.',
+          alert.label,
+          alert.ageDays,
+        );
+        this.notify('warning', message, [vscode.l10n.t('Sign In')], () => vscode.commands.executeCommand('claudeRouter.signInAgain', alert.label));
         return;
       }
       case 'pool_exhausted': {
