@@ -58,7 +58,7 @@ export function formatStatusTable(s: StatusReport, now = Date.now(), opts: Table
   const sources = s.accounts.some((a) => a.origin);
   const grants = s.accounts.some((a) => a.grant);
   const rows = [
-    ['ACCOUNT', 'STATE', 'STATUS', ...(sources ? ['SOURCE'] : []), ...(grants ? ['SIGNED IN'] : []), '5H', 'RESET', '7D', 'RESET', 'IN-FLIGHT', 'SESSIONS', 'ELIGIBILITY', 'NOTE'],
+    ['ACCOUNT', 'STATE', 'STATUS', ...(sources ? ['SOURCE'] : []), '5H', 'RESET', '7D', 'RESET', 'IN-FLIGHT', 'SESSIONS', 'ELIGIBILITY', ...(grants ? ['SIGNED IN'] : []), 'NOTE'],
   ];
   for (const a of s.accounts) {
     const state = !a.enabled ? 'disabled' : a.needsSignIn ? 'sign-in' : a.coolingUntil ? 'cooling' : a.usable ? 'usable' : (a.unusableReason?.replace(/_/g, ' ') ?? 'unusable');
@@ -78,7 +78,6 @@ export function formatStatusTable(s: StatusReport, now = Date.now(), opts: Table
       state,
       a.status,
       ...(sources ? [originText(a.origin)] : []),
-      ...(grants ? [grantCell(a) || '-'] : []),
       used(a.session.used),
       timeUntil(a.session.resetsAt, now),
       used(a.weekly.used),
@@ -86,6 +85,7 @@ export function formatStatusTable(s: StatusReport, now = Date.now(), opts: Table
       String(a.inflight),
       String(a.boundSessions),
       eligibilityText(a, now),
+      ...(grants ? [grantCell(a) || '-'] : []),
       note,
     ]);
   }
