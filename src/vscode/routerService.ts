@@ -376,7 +376,7 @@ export class RouterService {
     const [policy, sources] = 'config' in demo ? [demo.config.policy, demo.sources] : [real.config.policy, real.configStatus.sources];
     const sim = await startFakeUpstream({ accounts: [...SIMULATED_ACCOUNTS], sseIntervalMs: 15, sseDeltaCount: 12 });
     const store = new MemoryCredentialStore();
-    for (const a of SIMULATED_ACCOUNTS) await store.set(a.label, { accessToken: a.accessToken, refreshToken: a.refreshToken });
+    for (const a of SIMULATED_ACCOUNTS) await store.set(a.label, { accessToken: a.accessToken, refreshToken: a.refreshToken, grantedAtMs: Date.now() });
     const accounts: AccountInfo[] = SIMULATED_ACCOUNTS.map((a) => ({ label: a.label, kind: 'oauth', fallback: false, enabled: true }));
     const router = await createRouter({
       config: { policy, accounts, upstreamBaseUrl: sim.url },
