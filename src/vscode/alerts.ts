@@ -34,8 +34,13 @@ function freePort(): Promise<number> {
   });
 }
 
+/** The globalState key of the grants warned about (src/proxy/status/alerts.ts `warnedGrants`): once per grant, across restarts. */
+const WARNED_GRANTS_KEY = 'claudeRouter.warnedGrants';
+/** At most this many are kept (the newest): a grant is renewed within weeks, so old keys are dead. */
+const WARNED_GRANTS_MAX = 200;
+
 export class AlertController implements vscode.Disposable {
-  private readonly episodes = new AlertEpisodes();
+  private readonly episodes: AlertEpisodes;
   private readonly subscriptions: vscode.Disposable[];
   /** The messages shown so far in this window, oldest first (for the extension's tests). */
   readonly shown: string[] = [];
@@ -46,7 +51,10 @@ export class AlertController implements vscode.Disposable {
     private readonly model: RouterModel,
     private readonly service: RouterService,
     private readonly channel: vscode.LogOutputChannel,
+    /** Where the grants warned about are kept (the extension's globalState); absent: this window's run only. */
+    private readonly memory?: vscode.Memento,
   ) {
+    this.episodes = new AlertEpisodes(memory?.get<string[]>(WARNED_GRANTS_KEY) ?? []);
     this.subscriptions = [model.onDidChange(() => this.onModel()), service.onDidChangeRole((role) => this.onRole(role))];
     this.onRole(service.role);
   }
@@ -77,6 +85,7 @@ export class AlertController implements vscode.Disposable {
           alert.ageDays,
         );
         this.notify('warning', message, [vscode.l10n.t('Sign In')], () => vscode.commands.executeCommand('claudeRouter.signInAgain', alert.label));
+        void this.memory?.update(WARNED_GRANTS_KEY, this.episodes.warnedGrants().slice(-WARNED_GRANTS_MAX));
         return;
       }
       case 'pool_exhausted': {

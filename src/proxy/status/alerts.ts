@@ -43,7 +43,17 @@ export class AlertEpisodes {
   private readonly signIn = new Set<string>();
   private exhausted = false;
   /** `label NUL grantedAt` of the grants already warned about. */
-  private readonly oldGrants = new Set<string>();
+  private readonly oldGrants: Set<string>;
+
+  /** @param warnedGrants the grants warned about before (`warnedGrants()` of an earlier run): not again */
+  constructor(warnedGrants: Iterable<string> = []) {
+    this.oldGrants = new Set(warnedGrants);
+  }
+
+  /** The grants warned about so far (opaque keys: label and grant time, never a token), to keep across runs. */
+  warnedGrants(): string[] {
+    return [...this.oldGrants];
+  }
 
   /** The alerts `s` starts, at `now` (epoch ms). */
   next(s: StatusReport, now: number): Alert[] {

@@ -129,6 +129,9 @@ describe('token lifetimes: the grant age through a running router (test clock)',
     assert.deepEqual(account(s, 'a').grant, { grantedAt: new Date(T0 - 20 * DAY_MS).toISOString(), ageDays: 21, warn: true });
     assert.equal(account(s, 'b').grant?.warn, false);
     assert.deepEqual(alerts.next(s, clock), [{ kind: 'grant_old', label: 'a', ageDays: 21 }]);
+    // A later run (the window reloaded) given what was warned about: not again.
+    assert.deepEqual(new AlertEpisodes(alerts.warnedGrants()).next(s, clock), []);
+    assert.doesNotMatch(JSON.stringify(alerts.warnedGrants()), /sk-ant-/);
     assert.match(formatStatusTable(s, clock), /sign-in:\n\s+a\s+signed in 21 d ago: sign in again soon/);
     const panel = panelOf(s, clock);
     assert.deepEqual(panel.accounts.find((x) => x.label === 'a')!.warnings, [
