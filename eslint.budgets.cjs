@@ -29,7 +29,6 @@ const BUDGET_EXCEPTIONS = [
   { file: 'src/proxy/state/persistence.ts', maxFunctionLines: 130, reason: 'over the budget when the budgets landed; to be split by the house step (issue 30)' },
   { file: 'src/proxy/state/routerState.ts', maxLines: 504, reason: 'over the budget when the budgets landed; to be split by the house step (issue 30)' },
   { file: 'src/proxy/state/sharedState.ts', maxFunctionLines: 326, maxLines: 422, reason: 'over the budget when the budgets landed; to be split by the house step (issue 30)' },
-  { file: 'src/proxy/status/status.ts', maxFunctionLines: 83, reason: 'over the budget when the budgets landed; to be split by the house step (issue 30)' },
   { file: 'src/proxy/upstream/call.ts', maxFunctionLines: 120, reason: 'over the budget when the budgets landed; to be split by the house step (issue 30)' },
   { file: 'src/routing/plan.ts', maxParams: 11, reason: 'over the budget when the budgets landed; to be split by the house step (issue 30)' },
   { file: 'src/routing/planner/modify.ts', maxFunctionLines: 98, maxParams: 8, reason: 'over the budget when the budgets landed; to be split by the house step (issue 30)' },
