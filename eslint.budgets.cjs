@@ -28,7 +28,6 @@ const BUDGET_EXCEPTIONS = [
   { file: 'src/proxy/relay/streamRelay.ts', maxParams: 6, reason: 'over the budget when the budgets landed; to be split by the house step (issue 30)' },
   { file: 'src/proxy/state/persistence.ts', maxFunctionLines: 130, reason: 'over the budget when the budgets landed; to be split by the house step (issue 30)' },
   { file: 'src/proxy/state/sharedState.ts', maxFunctionLines: 243, reason: 'over the budget when the budgets landed; to be split by the house step (issue 30)' },
-  { file: 'src/proxy/status/status.ts', maxFunctionLines: 83, reason: 'over the budget when the budgets landed; to be split by the house step (issue 30)' },
   { file: 'src/proxy/upstream/call.ts', maxFunctionLines: 120, reason: 'over the budget when the budgets landed; to be split by the house step (issue 30)' },
   { file: 'src/routing/plan.ts', maxParams: 11, reason: 'over the budget when the budgets landed; to be split by the house step (issue 30)' },
   { file: 'src/routing/planner/modify.ts', maxFunctionLines: 98, maxParams: 8, reason: 'over the budget when the budgets landed; to be split by the house step (issue 30)' },

@@ -52,7 +52,7 @@ export function parsePastedCode(pasted: string, login: PkceLogin): { code: strin
 }
 
 /**
- * Exchanges an authorization code for tokens.
+ * Exchanges an authorization code for tokens: a new grant, so `grantedAtMs` is `now()`.
  * @throws RefreshError (message never contains a token)
  */
 export async function exchangeCode(tokenUrl: string, login: PkceLogin, pasted: string, now: () => number = Date.now): Promise<Credentials> {
@@ -72,5 +72,6 @@ export async function exchangeCode(tokenUrl: string, login: PkceLogin, pasted: s
     accessToken: json.access_token,
     refreshToken: typeof json.refresh_token === 'string' ? json.refresh_token : undefined,
     expiresAtMs: typeof json.expires_in === 'number' ? now() + json.expires_in * 1000 : undefined,
+    grantedAtMs: now(),
   };
 }

@@ -61,6 +61,8 @@ export class TokenManager {
   private readonly unsaved = new Map<string, { attempts: number; timer?: NodeJS.Timeout }>();
   /** When the last proactive refresh of an account failed, epoch ms. */
   private readonly failedAt = new Map<string, number>();
+  /** Each account's grant time as last read or held (`Credentials.grantedAtMs`): epoch ms, null when unknown. */
+  private readonly grants = new Map<string, number | null>();
 
   /**
    * @param store where pairs are kept; it may reject (full disk, locked file): see `events.saveFailed`
@@ -153,10 +155,40 @@ export class TokenManager {
   /**
    * The store changed underneath (one account, or all): check it before the next use. The
    * held pairs are kept, so a stale pair in the store never replaces a newer one held here.
+   * The grant times are read again at once (a sign-in starts a new grant: `grantedAt`).
    */
   invalidate(label?: string): void {
     if (label !== undefined) this.recheck.add(label);
     else for (const l of this.held.keys()) this.recheck.add(l);
+    void this.readGrants(label !== undefined ? [label] : [...new Set([...this.held.keys(), ...this.grants.keys()])]);
+  }
+
+  /**
+   * When the grant of `label`'s pair was made (its sign-in), epoch ms: null when unknown (an
+   * imported token, credentials stored before grant times were), undefined when not read yet
+   * (`readGrants`). A refresh never changes it.
+   */
+  grantedAt(label: string): number | null | undefined {
+    return this.grants.get(label);
+  }
+
+  /**
+   * Reads the grant times of `labels` from the store, without touching the pairs used (so
+   * `status` shows them before an account's first request). A read that fails leaves what was known.
+   */
+  async readGrants(labels: readonly string[]): Promise<void> {
+    await Promise.all(
+      labels.map(async (label) => {
+        let stored: Credentials | undefined;
+        try {
+          stored = await this.store.get(label);
+        } catch {
+          return;
+        }
+        if (stored) this.grants.set(label, grantOf(stored));
+        else this.grants.delete(label);
+      }),
+    );
   }
 
   private async doRefresh(label: string, rejectedAccessToken: string): Promise<Credentials> {
@@ -237,6 +269,7 @@ export class TokenManager {
   /** Makes `creds` the pair used for `label`, and remembers its refresh token as ours. */
   private hold(label: string, creds: Credentials): void {
     this.held.set(label, creds);
+    this.grants.set(label, grantOf(creds));
     if (!creds.refreshToken) return;
     const seen = this.lineage.get(label) ?? [];
     if (seen.at(-1) !== creds.refreshToken) seen.push(creds.refreshToken);
@@ -255,6 +288,7 @@ export class TokenManager {
   /** The account is gone from the store (removed by a person): hold nothing for it. */
   private forget(label: string): void {
     this.held.delete(label);
+    this.grants.delete(label);
     this.lineage.delete(label);
     this.recheck.delete(label);
     this.settle(label);
@@ -310,6 +344,11 @@ export class TokenManager {
     const creds = this.reconcile(label, stored);
     if (this.unsaved.has(label)) await this.save(label, creds);
   }
+}
+
+/** A pair's grant time: epoch ms, or null when it has none (or not a number: a hand-edited file). */
+function grantOf(c: Credentials): number | null {
+  return typeof c.grantedAtMs === 'number' && Number.isFinite(c.grantedAtMs) ? c.grantedAtMs : null;
 }
 
 /** Needs no refresh at `now`: no refresh token to use, no known expiry, or more than REFRESH_SKEW_MS left. */

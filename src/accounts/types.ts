@@ -48,6 +48,12 @@ export interface Credentials {
   refreshToken?: string;
   /** When the access token expires, epoch ms; undefined when unknown (long-lived). */
   expiresAtMs?: number;
+  /**
+   * When a person signed in for this pair's grant (the OAuth login that began its refresh chain),
+   * epoch ms. Kept by every refresh (the chain reportedly ends some 28–29 days after it: grant.ts);
+   * undefined when unknown — an imported or pasted token, credentials stored before it was recorded.
+   */
+  grantedAtMs?: number;
   /** Fingerprint of the config file's copy this credential was seeded from (see seedCredentials). */
   seedFingerprint?: string;
 }

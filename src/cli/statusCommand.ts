@@ -7,7 +7,7 @@
 import type { AccountOrigin } from '../accounts/types';
 import type { AccountStatus, StatusReport } from '../proxy/status/status';
 import { getJson, proxyTarget, type ProxyTargetOptions } from './proxyClient';
-import { concurrencyText, eligibilityText, explainReason, storeText, timeUntil, warmUpText, whyNow } from '../proxy/status/statusView';
+import { concurrencyText, eligibilityText, explainReason, grantCell, grantWarning, storeText, timeUntil, warmUpText, whyNow } from '../proxy/status/statusView';
 import { PLAIN, paintFor, type Paint } from './color';
 import { formatDuration } from '../quota/duration';
 import { fitTable, wrapText } from '../routing/textFit';
@@ -54,8 +54,12 @@ export function formatStatusTable(s: StatusReport, now = Date.now(), opts: Table
   const used = (f: number | null) => (opts.bars ? `${pct(f)} ${bar(f)}` : pct(f));
   // STATUS: the account's own state; ELIGIBILITY: the filter's verdict for a typical new request.
   // SOURCE: where the account and its settings come from, when the proxy knows (a CLI proxy does).
+  // SIGNED IN: the OAuth grant's age, when the proxy reports one (an older proxy does not).
   const sources = s.accounts.some((a) => a.origin);
-  const rows = [['ACCOUNT', 'STATE', 'STATUS', ...(sources ? ['SOURCE'] : []), '5H', 'RESET', '7D', 'RESET', 'IN-FLIGHT', 'SESSIONS', 'ELIGIBILITY', 'NOTE']];
+  const grants = s.accounts.some((a) => a.grant);
+  const rows = [
+    ['ACCOUNT', 'STATE', 'STATUS', ...(sources ? ['SOURCE'] : []), '5H', 'RESET', '7D', 'RESET', 'IN-FLIGHT', 'SESSIONS', 'ELIGIBILITY', ...(grants ? ['SIGNED IN'] : []), 'NOTE'],
+  ];
   for (const a of s.accounts) {
     const state = !a.enabled ? 'disabled' : a.needsSignIn ? 'sign-in' : a.coolingUntil ? 'cooling' : a.usable ? 'usable' : (a.unusableReason?.replace(/_/g, ' ') ?? 'unusable');
     const note = [
@@ -81,6 +85,7 @@ export function formatStatusTable(s: StatusReport, now = Date.now(), opts: Table
       String(a.inflight),
       String(a.boundSessions),
       eligibilityText(a, now),
+      ...(grants ? [grantCell(a) || '-'] : []),
       note,
     ]);
   }
@@ -98,6 +103,7 @@ export function formatStatusTable(s: StatusReport, now = Date.now(), opts: Table
     },
   });
   const labelWidth = Math.max(...s.accounts.map((a) => a.label.length));
+  lines.push(...grantWarnings(s, labelWidth, width).map(paint.yellow));
   // In the order a new request would try them (the text says "ranked 2nd"); disabled accounts last.
   const rank = (label: string) => s.preview.verdicts.find((v) => v.account === label)?.rank ?? Number.MAX_SAFE_INTEGER;
   const byTryOrder = [...s.accounts].sort((a, b) => rank(a.label) - rank(b.label));
@@ -121,6 +127,13 @@ export function formatStatusTable(s: StatusReport, now = Date.now(), opts: Table
   const store = storeText(s.store, now);
   if (store) lines.push(s.store?.state === 'connected' && !s.store.problem ? store : paint.yellow(store));
   return lines.join('\n') + '\n';
+}
+
+/** The accounts whose sign-in is at least `routing.grant-warn-days` old, one warning each (none: no lines). */
+function grantWarnings(s: StatusReport, labelWidth: number, width: number): string[] {
+  const old = s.accounts.filter((a) => grantWarning(a));
+  if (old.length === 0) return [];
+  return ['', 'sign-in:', ...old.flatMap((a) => wrapText(`  ${a.label.padEnd(labelWidth)}  ${grantWarning(a)}`, width, labelWidth + 4))];
 }
 
 /**

@@ -102,6 +102,8 @@ export const routingSchema = z.strictObject({
     .string()
     .regex(/^[a-z0-9][a-z0-9.:@_-]{0,99}$/, 'must be a model id such as claude-haiku-4-5 (lower-case letters, digits, ".", "-", "_", ":", "@")')
     .optional(),
+  /** Days after an OAuth sign-in to warn that it should be renewed (0: off; src/accounts/grant.ts). */
+  grantWarnDays: z.number().int().min(0, 'must be from 0 (off) to 365 days').max(365, 'must be from 0 (off) to 365 days').optional(),
 });
 export type RoutingInput = z.infer<typeof routingSchema>;
 

@@ -88,6 +88,8 @@ export async function createRouter(opts: RouterOptions): Promise<Router> {
   if (persistence?.restored) log.info('state: restored bindings, cooldowns and quota snapshots');
   const decisions = new DecisionLog({ dir: opts.decisionDir, now, onError: (e) => log.warn(`decision log: ${e.message}`) });
   const tokens = new TokenManager(opts.credentials, oauthRefresher(opts.tokenUrl, now), now, tokenSaveLog(log));
+  // The grant times (their age is in `/status`) before an account's first request.
+  void tokens.readGrants(config.accounts.filter((a) => a.kind === 'oauth').map((a) => a.label));
   const store = opts.store;
   const shared = store ? shareState(state, store, { now, log }) : undefined;
   // Another router stored a new pair (a rotation, a sign-in): check it before the next use.

@@ -103,6 +103,11 @@ export interface RoutingPolicy {
   costLeaseMargin: number;
   /** The model a limit warm-up asks (`routing.warm-up-model`; docs/routing.md#limit-warm-up). */
   warmUpModel: string;
+  /**
+   * Warn (one alert, a line in `status`) when an OAuth account's sign-in is this old: the refresh
+   * chain reportedly ends some 28–29 days after it (src/accounts/grant.ts). Days, 0 = off, at most 365.
+   */
+  grantWarnDays: number;
 }
 
 /** The defaults: exactly expiry-first fill-first with every modifier off (the fingerprint only names a key; it routes nothing without affinity). */
@@ -138,5 +143,6 @@ export const DEFAULT_POLICY: Readonly<RoutingPolicy> = Object.freeze({
   inflightPenaltyPct: 2.5,
   preferEarlierReset: false,
   costLeaseMargin: DEFAULT_COST_LEASE_MARGIN,
+  grantWarnDays: 21,
   warmUpModel: 'claude-haiku-4-5',
 });

@@ -1,6 +1,7 @@
 /**
  * The alerts that matter, each once per episode and with an action (episodes: src/proxy/status/alerts.ts):
  * - an account needs sign-in → Sign In;
+ * - an account's sign-in is `routing.grant-warn-days` old (once per account and grant) → Sign In;
  * - every account of the pool is used up → until when, in local time → Show Status;
  * - another program holds the port (new terminals then get no router environment, terminalEnv.ts)
  *   → Use Another Port, or Show What Holds It (its process name and id in the log).
@@ -33,8 +34,13 @@ function freePort(): Promise<number> {
   });
 }
 
+/** The globalState key of the grants warned about (src/proxy/status/alerts.ts `warnedGrants`): once per grant, across restarts. */
+const WARNED_GRANTS_KEY = 'claudeRouter.warnedGrants';
+/** At most this many are kept (the newest): a grant is renewed within weeks, so old keys are dead. */
+const WARNED_GRANTS_MAX = 200;
+
 export class AlertController implements vscode.Disposable {
-  private readonly episodes = new AlertEpisodes();
+  private readonly episodes: AlertEpisodes;
   private readonly subscriptions: vscode.Disposable[];
   /** The messages shown so far in this window, oldest first (for the extension's tests). */
   readonly shown: string[] = [];
@@ -45,7 +51,10 @@ export class AlertController implements vscode.Disposable {
     private readonly model: RouterModel,
     private readonly service: RouterService,
     private readonly channel: vscode.LogOutputChannel,
+    /** Where the grants warned about are kept (the extension's globalState); absent: this window's run only. */
+    private readonly memory?: vscode.Memento,
   ) {
+    this.episodes = new AlertEpisodes(memory?.get<string[]>(WARNED_GRANTS_KEY) ?? []);
     this.subscriptions = [model.onDidChange(() => this.onModel()), service.onDidChangeRole((role) => this.onRole(role))];
     this.onRole(service.role);
   }
@@ -67,6 +76,16 @@ export class AlertController implements vscode.Disposable {
             : vscode.l10n.t('Claude Router: {0} need you to sign in again.', alert.accounts.map((a) => `"${a.label}"`).join(', '));
         const others = (this.model.status?.usableAccounts ?? 0) > 0 ? ` ${vscode.l10n.t('Requests go to the other accounts meanwhile.')}` : '';
         this.notify('warning', `${who}${others}`, [vscode.l10n.t('Sign In')], () => vscode.commands.executeCommand('claudeRouter.signInAgain', first.label));
+        return;
+      }
+      case 'grant_old': {
+        const message = vscode.l10n.t(
+          'Claude Router: "{0}" was signed in {1} days ago. Its refresh chain reportedly ends about 28–29 days after sign-in; sign in again to renew it before requests to it fail.',
+          alert.label,
+          alert.ageDays,
+        );
+        this.notify('warning', message, [vscode.l10n.t('Sign In')], () => vscode.commands.executeCommand('claudeRouter.signInAgain', alert.label));
+        void this.memory?.update(WARNED_GRANTS_KEY, this.episodes.warnedGrants().slice(-WARNED_GRANTS_MAX));
         return;
       }
       case 'pool_exhausted': {

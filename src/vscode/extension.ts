@@ -54,7 +54,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Claude
   const accountsView = vscode.window.createTreeView('claudeRouter.accounts', { treeDataProvider: accountsTree, showCollapseAll: true });
   const sessionsTree = new SessionsTreeProvider(model);
   const sessionsView = vscode.window.createTreeView('claudeRouter.sessions', { treeDataProvider: sessionsTree });
-  const alerts = new AlertController(model, svc, channel);
+  const alerts = new AlertController(model, svc, channel, context.globalState);
   context.subscriptions.push(accountsTree, accountsView, sessionsTree, sessionsView, new StatusBarController(model, svc), alerts);
   const updateBadges = () => {
     const s = model.status;

@@ -49,7 +49,7 @@ export async function startSimulatedRouter(opts: { policy: RoutingPolicy; source
   const decisionDir = mkdtempSync(path.join(os.tmpdir(), 'claude-router-simulated-'));
   const upstream = await startFakeUpstream({ accounts: [...SIMULATED_ACCOUNTS], sseIntervalMs: 15, sseDeltaCount: 12 });
   const store = new MemoryCredentialStore();
-  for (const a of SIMULATED_ACCOUNTS) await store.set(a.label, { accessToken: a.accessToken, refreshToken: a.refreshToken });
+  for (const a of SIMULATED_ACCOUNTS) await store.set(a.label, { accessToken: a.accessToken, refreshToken: a.refreshToken, grantedAtMs: Date.now() }); // the demo's accounts are signed in as it starts
   const accounts: AccountInfo[] = SIMULATED_ACCOUNTS.map((a) => ({ label: a.label, kind: 'oauth', fallback: false, enabled: true }));
   const router = await createRouter({
     config: { policy: opts.policy, accounts, upstreamBaseUrl: upstream.url },

@@ -5,7 +5,7 @@
  */
 import * as vscode from 'vscode';
 import type { AccountReport, StatusReport } from '../proxy/status/status';
-import { accountBrief, accountState, candidateText, percent, reportFigures, statusAndEligibility, timeUntil, whyNow } from '../proxy/status/statusView';
+import { accountBrief, accountState, candidateText, grantText, grantWarning, percent, reportFigures, statusAndEligibility, timeUntil, whyNow } from '../proxy/status/statusView';
 import { accountTooltip, STATE_ICONS, STATE_LABEL } from '../proxy/status/tooltips';
 import { formatDuration } from '../quota/duration';
 import type { DecisionRecord } from '../routing/decision';
@@ -94,6 +94,8 @@ function details(a: AccountReport, s: StatusReport, decisions: readonly Decision
       icon: 'symbol-class',
     });
   }
+  const grant = grantNode(a, id('grant'));
+  if (grant) nodes.push(grant);
   nodes.push({ kind: 'detail', id: id('inflight'), label: vscode.l10n.t('In flight'), description: String(a.inflight), icon: 'pulse' });
   const sessions = s.sessions.filter((x) => x.account === a.label);
   nodes.push({
@@ -136,6 +138,21 @@ function details(a: AccountReport, s: StatusReport, decisions: readonly Decision
     });
   }
   return nodes;
+}
+
+/** The OAuth grant's detail (`Signed in · 12 d ago`, a warning past `routing.grant-warn-days`), or undefined for an API key or a grant not read yet. */
+function grantNode(a: AccountReport, id: string): AccountNode | undefined {
+  if (!a.grant) return undefined;
+  const warning = grantWarning(a);
+  const age = a.grant.ageDays === null ? vscode.l10n.t('unknown') : a.grant.ageDays === 0 ? vscode.l10n.t('today') : vscode.l10n.t('{0} d ago', a.grant.ageDays);
+  return {
+    kind: 'detail',
+    id,
+    label: vscode.l10n.t('Signed in'),
+    description: warning ? vscode.l10n.t('{0} · sign in again soon', age) : age,
+    icon: warning ? 'warning' : 'key',
+    tooltip: warning || grantText(a),
+  };
 }
 
 /** A window's detail: `35% · resets in 2 h 5 min`. */

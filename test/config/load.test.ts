@@ -93,6 +93,7 @@ describe('config/load', () => {
       ['max-inflight-per-account', [0, 10_000], [-1, 10_001, 2.5]],
       ['queue-wait-max-ms', [0, 600_000], [-1, 600_001, 1.5, '1000']],
       ['client-retry-horizon-ms', [0, 600_000, 3_600_000], [-1, 3_600_001, 1.5, '600000']],
+      ['grant-warn-days', [0, 21, 365], [-1, 366, 1.5, '21']],
       ['admission-ramp', [true, false], ['true', 1]],
       ['cost-lease-margin', [1, 1.15, 3], [0.99, 3.01, '1.2']],
       ['max-buffered-body-bytes', [33_554_432, 68_719_476_736], [33_554_431, 68_719_476_737, 0, 4e7 + 0.5]],

@@ -20,6 +20,7 @@ describe('VS Code settings → routing policy', () => {
       'queueWaitMaxMs',
       'admissionRamp',
       'clientRetryHorizonMs',
+      'grantWarnDays',
     ]) {
       assert.ok(ROUTING_SETTING_KEYS.includes(k as never), k);
     }

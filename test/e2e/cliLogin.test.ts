@@ -46,9 +46,11 @@ describe('e2e: claude-router accounts login', function () {
     return { proc, url: new URL(m[1]) };
   }
 
-  const credentials = () => JSON.parse(readFileSync(path.join(stateDir, 'credentials.json'), 'utf8')) as { accounts: Record<string, { accessToken: string }> };
+  const credentials = () =>
+    JSON.parse(readFileSync(path.join(stateDir, 'credentials.json'), 'utf8')) as { accounts: Record<string, { accessToken: string; grantedAtMs?: number }> };
 
   it('prints the URL, opens the browser on it, exchanges the pasted code#state and stores the pair; a proxy then serves with it', async () => {
+    const before = Date.now();
     const { proc, url } = await startLogin(['--label', 'work']);
     assert.equal(url.searchParams.get('code_challenge_method'), 'S256');
     const state = url.searchParams.get('state')!;
@@ -62,6 +64,8 @@ describe('e2e: claude-router accounts login', function () {
     assert.match(proc.stdout(), /^signed in; added account "work"$/m);
     assert.doesNotMatch(proc.stdout() + proc.stderr(), /sk-ant-/, 'no token printed');
     assert.equal(credentials().accounts.work.accessToken, sim.account('me').accessToken, 'the pair the token endpoint issued is stored');
+    const grantedAtMs = credentials().accounts.work.grantedAtMs!;
+    assert.ok(grantedAtMs >= before && grantedAtMs <= Date.now(), 'the sign-in records its grant time');
 
     const listed = await runCli(['accounts', 'list', '--json'], 10_000, { env });
     assert.deepEqual((JSON.parse(listed.stdout) as { accounts: unknown[] }).accounts, [
@@ -80,17 +84,24 @@ describe('e2e: claude-router accounts login', function () {
     const text = await res.body.text();
     assert.equal(res.statusCode, 200, text);
     assert.equal(res.headers['x-claude-router-account'], 'work');
+    const st = await runCli(['status', '--json'], 10_000, { env });
+    assert.equal(st.code, 0, st.stderr);
+    const grant = (JSON.parse(st.stdout) as { accounts: { grant: unknown }[] }).accounts[0].grant;
+    assert.deepEqual(grant, { grantedAt: new Date(grantedAtMs).toISOString(), ageDays: 0, warn: false });
+    assert.match((await runCli(['status'], 10_000, { env })).stdout, /SIGNED IN[\s\S]*\btoday\b/);
   });
 
   it('signing in again to an existing label replaces only its credentials', async () => {
     const added = await runCli(['accounts', 'add', '--label', 'work', '--fallback'], 10_000, { env, input: 'sk-ant-oat01-login-stale\nsk-ant-ort01-login-stale\n' });
     assert.equal(added.code, 0, added.stderr);
+    assert.equal(credentials().accounts.work.grantedAtMs, undefined, 'a pasted token: grant time unknown');
     const { proc, url } = await startLogin(['--label', 'work', '--no-browser']);
     assert.match(proc.stdout(), /^Open this URL in a browser and sign in:$/m);
     proc.child.stdin!.end(`sim-code-me#${url.searchParams.get('state')}\n`);
     assert.equal(await proc.exited, 0, proc.stderr());
     assert.match(proc.stdout(), /^signed in again to "work"$/m);
     assert.equal(credentials().accounts.work.accessToken, sim.account('me').accessToken);
+    assert.equal(typeof credentials().accounts.work.grantedAtMs, 'number', 'signing in again is a new grant');
     const listed = JSON.parse((await runCli(['accounts', 'list', '--json'], 10_000, { env })).stdout) as { accounts: { fallback: boolean }[] };
     assert.equal(listed.accounts.length, 1);
     assert.equal(listed.accounts[0].fallback, true, 'its settings stay');

@@ -91,6 +91,7 @@ describe('routing policies through the built CLI', function () {
         '  cost-lease-margin: 1.3',
         '  warm-up-model: claude-3-5-haiku',
         '  client-retry-horizon-ms: 300000',
+        '  grant-warn-days: 14',
       ].join('\n'),
     );
     const st = await status();
@@ -129,6 +130,7 @@ describe('routing policies through the built CLI', function () {
         costLeaseMargin: 1.3,
         warmUpModel: 'claude-3-5-haiku',
         clientRetryHorizonMs: 300000,
+        grantWarnDays: 14,
       },
     );
     assert.equal(st.config.sources['spill-inflight'], file);

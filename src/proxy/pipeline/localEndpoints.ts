@@ -209,6 +209,7 @@ export function routerStatus(s: RouterServices, model: string | null = null): St
     waiting: { requests: s.waitingRoom.heldRequests, bodyBytes: s.waitingRoom.heldBodyBytes },
     queued: (queue) => s.waitingRoom.waiting(queue),
     store: s.storeStatus?.(),
+    grantedAt: (label) => s.tokens.grantedAt(label),
   });
 }
 

@@ -8,6 +8,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
 import type { Credentials } from '../../accounts/types';
 import { RefreshError } from '../../accounts/oauth';
+import { invalidGrantReason } from '../../accounts/grant';
 import { classifyResponse, classifyStreamError } from '../../quota/classify';
 import { planCooldown } from '../../quota/cooldown';
 import type { ResponseClass } from '../../quota/types';
@@ -225,13 +226,24 @@ function signInFailure(s: RouterServices, label: string, err: unknown, attempts:
     const pauseMs = failure === 'network' ? 30_000 : STORE_WAIT_PAUSE_MS;
     s.state.setCooldown(label, { untilMs: s.now() + pauseMs, reason: 'server_error', setAtMs: s.now(), local: true });
   } else {
-    s.state.markNeedsSignIn(label, failure === 'invalid_grant' ? 'refresh token was rejected (invalid_grant)' : 'no usable credentials');
+    s.state.markNeedsSignIn(label, failure === 'invalid_grant' ? refusedGrant(s, label) : 'no usable credentials');
   }
   s.log.warn(
-    failure === 'store_unreadable' ? `account ${label}: its credentials could not be read: ${(err as Error).message}` : `account ${label}: token refresh failed (${failure})`,
+    failure === 'store_unreadable'
+      ? `account ${label}: its credentials could not be read: ${(err as Error).message}`
+      : `account ${label}: token refresh failed${failure === 'invalid_grant' ? `: ${refusedGrant(s, label)}` : ` (${failure})`}`,
   );
   attempts.push({ account: label, status: 0, result: `refresh_${failure}`, ms: 0 });
   return { next: 'rotate' };
+}
+
+/**
+ * An `invalid_grant` in words: on an old grant, the likely end of its refresh chain (grant.ts). The
+ * TokenManager throws it only for the newest refresh token it knows (a race another refresher won
+ * is adopted, not thrown), so it is never a superseded token's.
+ */
+function refusedGrant(s: RouterServices, label: string): string {
+  return invalidGrantReason(s.tokens.grantedAt(label), s.now(), s.live.config.policy.grantWarnDays);
 }
 
 function applyCooldown(s: RouterServices, label: string, cls: ResponseClass, now: number): void {

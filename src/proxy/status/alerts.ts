@@ -8,6 +8,10 @@
  * - `pool_exhausted`: no account of the pool is usable, and the first recovers in at least
  *   {@link EXHAUSTED_MIN_WAIT_MS} or at an unknown time (a pause of seconds is no news); the episode
  *   ends when an account of the pool is usable again.
+ * - `grant_old`: an enabled OAuth account's sign-in is at least `routing.grant-warn-days` old
+ *   (`AccountReport.grant.warn`): one alert per account and grant — its refreshes keep the grant
+ *   time, so they never repeat it; a new sign-in is a new grant. Not while it needs sign-in (that
+ *   alert says more).
  */
 import type { StatusReport } from './status';
 
@@ -27,11 +31,29 @@ export type Alert =
       untilMs: number | null;
       /** The pause is Anthropic's (overloaded, server errors), not a limit of the user's. */
       upstreamTrouble: boolean;
+    }
+  | {
+      kind: 'grant_old';
+      label: string;
+      /** Whole days since the sign-in (days). */
+      ageDays: number;
     };
 
 export class AlertEpisodes {
   private readonly signIn = new Set<string>();
   private exhausted = false;
+  /** `label NUL grantedAt` of the grants already warned about. */
+  private readonly oldGrants: Set<string>;
+
+  /** @param warnedGrants the grants warned about before (`warnedGrants()` of an earlier run): not again */
+  constructor(warnedGrants: Iterable<string> = []) {
+    this.oldGrants = new Set(warnedGrants);
+  }
+
+  /** The grants warned about so far (opaque keys: label and grant time, never a token), to keep across runs. */
+  warnedGrants(): string[] {
+    return [...this.oldGrants];
+  }
 
   /** The alerts `s` starts, at `now` (epoch ms). */
   next(s: StatusReport, now: number): Alert[] {
@@ -41,6 +63,7 @@ export class AlertEpisodes {
     this.signIn.clear();
     for (const a of needing) this.signIn.add(a.label);
     if (started.length) alerts.push({ kind: 'needs_sign_in', accounts: started.map((a) => ({ label: a.label, reason: a.needsSignInReason ?? 'its sign-in was refused' })) });
+    alerts.push(...this.grantAlerts(s));
 
     const pool = s.accounts.filter((a) => a.enabled && !a.fallback);
     const r = s.poolRecovery;
@@ -63,5 +86,19 @@ export class AlertEpisodes {
       });
     }
     return alerts;
+  }
+
+  /** A `grant_old` alert for each grant past the warning not warned about yet. */
+  private grantAlerts(s: StatusReport): Alert[] {
+    const out: Alert[] = [];
+    for (const a of s.accounts) {
+      const g = a.grant;
+      if (!g?.warn || g.ageDays === null || !a.enabled || a.needsSignIn) continue;
+      const key = `${a.label}\0${g.grantedAt}`;
+      if (this.oldGrants.has(key)) continue;
+      this.oldGrants.add(key);
+      out.push({ kind: 'grant_old', label: a.label, ageDays: g.ageDays });
+    }
+    return out;
   }
 }

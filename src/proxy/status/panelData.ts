@@ -18,6 +18,8 @@ import {
   decisionReasonText,
   eligibilityText,
   explainReason,
+  grantText,
+  grantWarning,
   percent,
   poolSummary,
   timeUntil,
@@ -41,7 +43,7 @@ export interface AccountView {
   badges: string[];
   /** `in flight 1 · sessions 2 · 31% of the last 200 requests` */
   load: string;
-  /** `Status: Active · eligibility for a new request: eligible`, then the warm-up when the account has one (`· warm-up ok (…)`) */
+  /** `Status: Active · eligibility for a new request: eligible`, then the OAuth grant's age (`· signed in 12 d ago`), then the warm-up when the account has one (`· warm-up ok (…)`) */
   statusLine: string;
   bars: BarView[];
   warnings: string[];
@@ -201,12 +203,13 @@ function accountViews(s: StatusReport, decisions: readonly DecisionRecord[], now
     const warnings: string[] = [];
     if (a.coolingUntil) warnings.push(`Cooling down (${(a.coolingReason ?? '').replace(/_/g, ' ')}) for ${timeUntil(a.coolingUntil, now)}`);
     if (a.needsSignIn) warnings.push(`Needs sign-in: ${a.needsSignInReason ?? ''}`);
+    if (grantWarning(a)) warnings.push(capitalize(grantWarning(a)));
     return {
       label: a.label,
       state,
       badges: [state.replace(/_/g, ' '), ...(a.primary ? ['primary'] : []), ...(a.fallback ? ['fallback'] : [])],
       load: [`in flight ${a.inflight}`, `sessions ${a.boundSessions}`, ...(share ? [share] : [])].join(' · '),
-      statusLine: [`Status: ${a.status} · eligibility for a new request: ${eligibilityText(a, now)}`, ...(warmUpText(a, now) ? [warmUpText(a, now)] : [])].join(' · '),
+      statusLine: [`Status: ${a.status} · eligibility for a new request: ${eligibilityText(a, now)}`, grantText(a), warmUpText(a, now)].filter(Boolean).join(' · '),
       bars: [
         bar('5 h', a.session.used, a.session.resetsAt),
         bar('7 d', a.weekly.used, a.weekly.resetsAt),
@@ -216,6 +219,11 @@ function accountViews(s: StatusReport, decisions: readonly DecisionRecord[], now
       why: whyNow(a, s, now),
     };
   });
+}
+
+/** `text` with its first letter upper-case. */
+function capitalize(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 function decisionViews(decisions: readonly DecisionRecord[], now: number): DecisionView[] {

@@ -4,6 +4,7 @@
  * metrics the router uses. Contains labels and numbers only — never a token.
  */
 import { isoTime } from '../../quota/time';
+import { grantAgeDays, grantWarns } from '../../accounts/grant';
 import type { AccountOrigin } from '../../accounts/types';
 import type { AccountMetrics } from '../../routing/metrics';
 import type { CandidateVerdict } from '../../routing/plan';
@@ -115,6 +116,21 @@ export interface AccountReport {
   boundSessions: number;
   /** Where the account and its settings come from (CLI accounts); null when not known. */
   origin: AccountOrigin | null;
+  /**
+   * The OAuth account's grant (its sign-in; src/accounts/grant.ts); null for an API-key account or
+   * while its credentials were not read yet. Absent from a leading window of an older version.
+   */
+  grant?: GrantReport | null;
+}
+
+/** An OAuth account's grant as `/status` reports it: never a token. */
+export interface GrantReport {
+  /** When a person signed in, ISO-8601; null when unknown (an imported token, older credentials). */
+  grantedAt: string | null;
+  /** Whole days since then (days); null when unknown. */
+  ageDays: number | null;
+  /** The age is at least `routing.grant-warn-days` (`policy.grantWarnDays`): sign in again soon. */
+  warn: boolean;
 }
 
 /** A live session binding. */
@@ -206,6 +222,8 @@ export interface StatusInput {
   queued?: (queue: string) => number;
   /** The shared store's state; absent when none is configured. */
   store?: StoreStatus;
+  /** An account's grant time (TokenManager.grantedAt): epoch ms, null when unknown, undefined when not read yet. Absent: none known. */
+  grantedAt?: (label: string) => number | null | undefined;
 }
 
 const DISABLED: FilterVerdict = Object.freeze({ code: 'disabled' });
@@ -235,6 +253,19 @@ function recheckOf(state: RouterState, label: string, eligibility: FilterVerdict
 function rampOf(state: RouterState, label: string, now: number): number | null {
   const ramp = state.concurrency.get(label)?.ramp;
   return ramp ? rampWindow(ramp, now) : null;
+}
+
+/** The account's grant (see AccountReport.grant): null for an API key, or when its credentials were not read yet. */
+function grantOf(input: StatusInput, label: string, kind: AccountReport['kind']): GrantReport | null {
+  const at = kind === 'oauth' ? input.grantedAt?.(label) : undefined;
+  if (at === undefined) return null;
+  const ageDays = grantAgeDays(at, input.now);
+  return { grantedAt: iso(at), ageDays, warn: grantWarns(ageDays, input.config.policy.grantWarnDays) };
+}
+
+/** The report's `config` block. */
+function configReport(cs: ConfigStatus): StatusReport['config'] {
+  return { generation: cs.generation, loadedAt: iso(cs.loadedAtMs)!, lastReloadError: cs.lastReloadError, lastReloadErrorAt: iso(cs.lastReloadErrorAtMs), sources: cs.sources };
 }
 
 export function buildStatus(input: StatusInput): StatusReport {
@@ -286,21 +317,15 @@ export function buildStatus(input: StatusInput): StatusReport {
       recentErrorRate: state.performance.recentErrorRate(a.label, now),
       latencyFactor: latency.get(a.label) ?? 1,
       origin: a.origin ?? null,
+      grant: grantOf(input, a.label, a.kind),
     };
   });
-  const cs = input.configStatus;
   const usableAccounts = accounts.filter((a) => a.usable && !a.fallback).length;
   return {
     service: 'claude-router',
     uptimeS: Math.round((now - input.startedAtMs) / 1000),
     policy: { ...config.policy },
-    config: {
-      generation: cs.generation,
-      loadedAt: iso(cs.loadedAtMs)!,
-      lastReloadError: cs.lastReloadError,
-      lastReloadErrorAt: iso(cs.lastReloadErrorAtMs),
-      sources: cs.sources,
-    },
+    config: configReport(input.configStatus),
     accounts,
     usableAccounts,
     boundSessions: live.length,

@@ -5,6 +5,7 @@
  */
 import type { AccountReport, StatusReport, StoreReport } from './status';
 import { formatDuration } from '../../quota/duration';
+import { grantAgeText, grantWarningText } from '../../accounts/grant';
 import type { DecisionRecord } from '../../routing/decision';
 import type { CandidateVerdict } from '../../routing/plan';
 import { forecastText, lossText, verdictText, type FilterVerdict, type LossFigures } from '../../routing/planner/verdict';
@@ -216,6 +217,25 @@ export function accountBrief(a: AccountReport): string {
   const code = a.eligibility?.code;
   const brief = code === undefined ? 'not considered' : code === 'eligible' ? null : (ELIGIBILITY_BRIEF[code] ?? code.replace(/_/g, ' '));
   return brief ? `${brief} · ${windows}` : windows;
+}
+
+/**
+ * The account's grant in words (src/accounts/grant.ts): `signed in 12 d ago`, `signed in today`,
+ * `grant age unknown`; '' for an API-key account, or one whose credentials were not read yet.
+ */
+export function grantText(a: AccountReport): string {
+  return a.grant ? grantAgeText(a.grant.ageDays) : '';
+}
+
+/** The grant's age short, for a table cell: `12 d ago`, `today`, `unknown`; '' as {@link grantText}. */
+export function grantCell(a: AccountReport): string {
+  if (!a.grant) return '';
+  return a.grant.ageDays === null ? 'unknown' : a.grant.ageDays === 0 ? 'today' : `${a.grant.ageDays} d ago`;
+}
+
+/** The warning of a grant at least `routing.grant-warn-days` old (`signed in 23 d ago: sign in again soon …`), or ''. */
+export function grantWarning(a: AccountReport): string {
+  return a.grant?.warn && a.grant.ageDays !== null ? grantWarningText(a.grant.ageDays) : '';
 }
 
 /**

@@ -9,7 +9,20 @@
  */
 import { formatDuration } from '../../quota/duration';
 import type { AccountReport, StatusReport } from './status';
-import { accountDescription, accountState, concurrencyText, eligibilityText, percent, storeText, timeUntil, warmUpText, whyNow, type AccountState } from './statusView';
+import {
+  accountDescription,
+  accountState,
+  concurrencyText,
+  eligibilityText,
+  grantText,
+  grantWarning,
+  percent,
+  storeText,
+  timeUntil,
+  warmUpText,
+  whyNow,
+  type AccountState,
+} from './statusView';
 
 /** Codicons per account state (the tree view's icons and the status bar tooltip's). */
 export const STATE_ICONS: Record<AccountState, string> = {
@@ -57,6 +70,8 @@ export function accountTooltip(a: AccountReport, s: StatusReport, now: number): 
   for (const [family, w] of Object.entries(a.scoped)) lines.push(`- weekly ${e(family)}: ${percent(w.used)} used, resets in ${e(timeUntil(w.resetsAt, now))}\n`);
   if (a.coolingUntil) lines.push(`- cooling down (${e((a.coolingReason ?? '').replace(/_/g, ' '))}) for ${e(timeUntil(a.coolingUntil, now))}\n`);
   if (a.needsSignIn) lines.push(`- needs sign-in: ${e(a.needsSignInReason ?? '')}\n`);
+  const grant = grantWarning(a) || grantText(a);
+  if (grant) lines.push(`- ${e(grant)}\n`);
   const age = a.evidence.observedAt ? `, ${formatDuration(Math.max(0, Math.round((now - Date.parse(a.evidence.observedAt)) / 1000)))} old` : '';
   lines.push(`- quota data: ${e(a.evidence.freshness.replace('_', ' ') + age)}\n`);
   const concurrency = concurrencyText(a);

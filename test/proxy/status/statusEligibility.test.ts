@@ -51,8 +51,9 @@ describe('status: displayed status and eligibility', () => {
       for (const l of ['a', 'b', 'c']) assert.deepEqual(by(l).eligibility, s.preview.verdicts.find((v) => v.account === l)!.filter, l);
 
       const table = formatStatusTable(s, now);
-      assert.match(table, /^ACCOUNT\s+STATE\s+STATUS\s.*\sELIGIBILITY\s+NOTE$/m);
-      assert.match(table, /^c\s+usable\s+Active\s.*\seligible$/m);
+      // SIGNED IN: the grant's age (these pairs were seeded from the config file: unknown).
+      assert.match(table, /^ACCOUNT\s+STATE\s+STATUS\s.*\sELIGIBILITY\s+SIGNED IN\s+NOTE$/m);
+      assert.match(table, /^c\s+usable\s+Active\s.*\seligible\s+unknown$/m);
       assert.match(table, /^d\s+disabled\s+Disabled\s.*\s0\s+disabled\s/m);
       assert.ok(table.includes(`  Limited  `), table);
       assert.ok(table.includes(verdictText(by('b').eligibility!, now)), table);
