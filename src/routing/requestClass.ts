@@ -26,16 +26,7 @@ export type RequestClass = (typeof REQUEST_CLASSES)[number];
 
 /** The class named by an `x-claude-code-request-class` value (exact, lower case); a missing or unknown value is `main`. */
 export function requestClassOf(value: string | undefined): RequestClass {
-  switch (value) {
-    case 'subagent':
-      return 'subagent';
-    case 'compaction':
-      return 'compaction';
-    case 'auxiliary':
-      return 'auxiliary';
-    default:
-      return 'main';
-  }
+  return value === 'subagent' || value === 'compaction' || value === 'auxiliary' ? value : 'main';
 }
 
 /** A recorded class (any JSON value, or absent in older lines) as a {@link RequestClass}: unknown or absent is `main`. */
@@ -68,7 +59,8 @@ export function unitSourceOf(source: StickyKeySource | 'unknown'): UnitSource {
       return 'metadata.user_id';
     case 'fingerprint':
       return 'fingerprint';
-    default:
+    case 'none':
+    case 'unknown':
       return 'none';
   }
 }

@@ -128,17 +128,11 @@ export function readClientHead(raw: readonly string[]): ClientHead {
         head.sessionId ??= value;
         break;
       case 'x-claude-code-request-class':
-        head.requestClass ??= value;
-        break;
       case 'x-claude-code-prompt-id':
-        head.promptId ??= value;
-        break;
       case 'x-claude-code-agent-id':
-        head.agentId ??= value;
-        break;
       case 'x-claude-code-context-compacted':
-        head.contextCompacted ??= value;
-        break;
+        readHint(head, name, value);
+        break; // forwarded as they are
       case 'connection':
         connection = connection === undefined ? value : `${connection},${value}`;
         continue;
@@ -165,6 +159,14 @@ export function readClientHead(raw: readonly string[]): ClientHead {
     if (named.has('anthropic-beta')) head.betas = [];
   }
   return head;
+}
+
+/** Keeps the first line of one of Claude Code's hint headers (`name` lower case, one of the four). */
+function readHint(head: ClientHead, name: string, value: string): void {
+  if (name === 'x-claude-code-request-class') head.requestClass ??= value;
+  else if (name === 'x-claude-code-prompt-id') head.promptId ??= value;
+  else if (name === 'x-claude-code-agent-id') head.agentId ??= value;
+  else head.contextCompacted ??= value;
 }
 
 /** Headers a client named in `Connection`; undefined for the usual `keep-alive`/`close`. */

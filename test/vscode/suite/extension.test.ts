@@ -271,17 +271,15 @@ describe('Claude Router in the extension host', function () {
     const out = path.join(mkdtempSync(path.join(os.tmpdir(), 'router-term-')), 'env.txt');
     const terminal = vscode.window.createTerminal({ name: 'router-env-test' });
     try {
-      terminal.sendText(`printf '%s\\n%s\\n%s\\n%s\\n' "$ANTHROPIC_BASE_URL" "$CLAUDE_CODE_OAUTH_TOKEN" "$CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC" "$CLAUDE_CODE_GATEWAY_HINT_HEADERS" > '${out}'`);
+      // A temporary path: no space or quote to escape.
+      terminal.sendText(`printf '%s\\n' "$ANTHROPIC_BASE_URL" "$CLAUDE_CODE_OAUTH_TOKEN" "$CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC" "$CLAUDE_CODE_GATEWAY_HINT_HEADERS" >${out}`);
       const text = await eventually(
         () => (existsSync(out) && readFileSync(out, 'utf8').split('\n').length >= 4 ? readFileSync(out, 'utf8') : undefined),
         15_000,
         'the terminal output',
       );
       const [url, key, traffic, hints] = text.split('\n');
-      assert.equal(url, a.url());
-      assert.equal(key, a.clientKey());
-      assert.equal(traffic, '1');
-      assert.equal(hints, '1', 'the gateway hint headers are on');
+      assert.deepEqual([url, key, traffic, hints], [a.url(), a.clientKey(), '1', '1'], 'base URL, key, no non-essential traffic, hint headers on');
     } finally {
       terminal.dispose();
     }
