@@ -1,9 +1,9 @@
 /**
- * A decision log → the workload it records (workload.ts) and the report of what actually
- * happened, one record at a time: a log of any length is read once and never held whole
- * (only a compact entry per request). Pure. The rules: docs/whatif.md#reconstruction.
+ * A decision log → the workload it records (workload.ts) and the report of what actually happened, one record at a time:
+ * a log of any length is read once and never held whole (only a compact entry per request). Pure. The rules: docs/whatif.md#reconstruction.
  */
 import { modelFamily } from '../quota/family';
+import { isAuxiliaryClass, recordedRequestClass } from '../routing/requestClass';
 import type { DecisionRecord, UsageRecord } from '../routing/decision';
 import { recordedPolicy } from '../routing/recordedPolicy';
 import { observeWeeklyWindows, ReportBuilder, reportEntry, type PolicyReport, type ReportEntry } from '../routing/report';
@@ -58,6 +58,8 @@ interface RawRequest {
   policyIndex: number;
   /** The session's bound account when it was planned. */
   boundAccount: string | null;
+  /** Not a conversation turn (class `auxiliary` or `compaction`; an older line without a class is a turn): it never binds. */
+  auxiliary: boolean;
 }
 
 /** What a record's candidates say of an account: the configured part of a WorkloadAccount. */
@@ -87,8 +89,7 @@ export class WorkloadBuilder {
 
   /**
    * One decision record (as `readDecisionRecord` gives it).
-   * @throws Error, having taken nothing of it, when it lacks what the simulation reads (a readable
-   * `ts`, `path`, `policy`, `candidates`)
+   * @throws Error, having taken nothing of it, when it lacks what the simulation reads (a readable `ts`, `path`, `policy`, `candidates`)
    */
   add(r: DecisionRecord): void {
     const atMs = Date.parse(r.ts);
@@ -129,6 +130,7 @@ export class WorkloadBuilder {
       visibleAtMs: t,
       policyIndex: this.policyOf(r),
       boundAccount: r.affinity?.boundAccount ?? null,
+      auxiliary: isAuxiliaryClass(recordedRequestClass(r.requestClass)),
     });
   }
 
@@ -183,10 +185,7 @@ export class WorkloadBuilder {
     return i;
   }
 
-  /**
-   * The reconstruction.
-   * @throws Error when no `/v1/messages` request was read (nothing to replay)
-   */
+  /** The reconstruction. @throws Error when no `/v1/messages` request was read (nothing to replay) */
   finish(): Reconstruction {
     if (this.requests.length === 0) throw new Error('the log holds no /v1/messages request to replay');
     this.entries.sort((a, b) => a.atMs - b.atMs);
@@ -256,6 +255,7 @@ export class WorkloadBuilder {
         policyIndex: r.policyIndex,
         recordedServedBy: r.servedBy,
         usageEstimated: estimated,
+        ...(r.auxiliary && { auxiliary: true }),
       };
     });
   }
