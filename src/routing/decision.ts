@@ -13,6 +13,7 @@ import type { AccountMetrics } from './metrics';
 import type { RoutingPolicy } from './policy';
 import type { AffinityOutcome, CandidateVerdict, DecidingStage, ProbeOutcome, RoutePlan, SelectionReason, SpillOutcome, StrategyInputs } from './plan';
 import type { FilterVerdict } from './planner/verdict';
+import { unitSourceOf, type RequestClass, type UnitSource } from './requestClass';
 
 /** Metrics as stored: Infinity-valued fields become null. */
 export type RecordedMetrics = Omit<AccountMetrics, 'coolingUntilMs' | 'sessionResetMs' | 'weeklyResetMs' | 'sessionResetBucket' | 'scopedResetMs'> & {
@@ -90,6 +91,22 @@ export interface DecisionRecord {
   stickyKind: StickyKind;
   /** First 16 lowercase hex digits of SHA-256 of the sticky key; null when there is none. Never the key itself. */
   stickyKeyHash: string | null;
+  /**
+   * What the request is, from Claude Code's `x-claude-code-request-class` (src/routing/requestClass.ts):
+   * `main`, `subagent`, `compaction` or `auxiliary`; a missing or unknown value is `main`. Absent in
+   * lines written before it (read it with `recordedRequestClass`: absent is `main`) and on warm-ups.
+   */
+  requestClass?: RequestClass;
+  /** Hash of `x-claude-code-prompt-id` (16 hex digits, as `stickyKeyHash`), null without one. Absent in older lines. */
+  promptIdHash?: string | null;
+  /** Hash of `x-claude-code-agent-id` (a sub-agent's requests carry it), null without one. Absent in older lines. */
+  agentIdHash?: string | null;
+  /** The request carried `x-claude-code-context-compacted` (the first request after a compaction). Absent in older lines. */
+  contextCompacted?: boolean;
+  /** The affinity unit's key (a hash; for now the session's, equal to `stickyKeyHash`), null without one. Absent in older lines. */
+  unitKey?: string | null;
+  /** Which header or field gave the unit its key (`x-claude-code-session-id`, `metadata.user_id`, `fingerprint`, `none`). Absent in older lines. */
+  unitSource?: UnitSource;
   path: string;
   model: string | null;
   stream: boolean;
@@ -168,8 +185,14 @@ export function metricsFromRecord(r: RecordedMetrics): AccountMetrics {
   return out as unknown as AccountMetrics;
 }
 
-/** What is known of a request before it is planned (the record's head). */
-export type RequestFacts = Pick<DecisionRecord, 'ts' | 'requestId' | 'stickyKeySource' | 'stickyKind' | 'stickyKeyHash' | 'path' | 'model' | 'stream'>;
+/**
+ * What is known of a request before it is planned (the record's head). The hint facts (class,
+ * prompt and agent id hashes, compaction flag) may be left out: then `main`, null, null, false.
+ */
+export type RequestFacts = Pick<
+  DecisionRecord,
+  'ts' | 'requestId' | 'stickyKeySource' | 'stickyKind' | 'stickyKeyHash' | 'requestClass' | 'promptIdHash' | 'agentIdHash' | 'contextCompacted' | 'path' | 'model' | 'stream'
+>;
 
 /** How a request ended (the record's tail). */
 export type OutcomeFacts = Pick<DecisionRecord, 'servedBy' | 'servedByFallback' | 'attempts' | 'waits' | 'outcome' | 'status' | 'usage' | 'durationMs'>;
@@ -199,6 +222,13 @@ export function buildDecisionRecord(req: RequestFacts, plan: RoutePlan, policy: 
     stickyKeySource: req.stickyKeySource,
     stickyKind: req.stickyKind,
     stickyKeyHash: req.stickyKeyHash,
+    requestClass: req.requestClass ?? 'main',
+    promptIdHash: req.promptIdHash ?? null,
+    agentIdHash: req.agentIdHash ?? null,
+    contextCompacted: req.contextCompacted ?? false,
+    // For now the affinity unit is the session.
+    unitKey: req.stickyKeyHash,
+    unitSource: unitSourceOf(req.stickyKeySource),
     path: req.path,
     model: req.model,
     stream: req.stream,

@@ -26,7 +26,7 @@ export class DecisionLineEncoder {
   encode(r: DecisionRecord): string {
     return (
       `{"schemaVersion":${num(r.schemaVersion)},"ts":${str(r.ts)},"requestId":${str(r.requestId)},"stickyKeySource":${str(r.stickyKeySource)}` +
-      `,"stickyKind":${str(r.stickyKind)},"stickyKeyHash":${strOrNull(r.stickyKeyHash)}` +
+      `,"stickyKind":${str(r.stickyKind)},"stickyKeyHash":${strOrNull(r.stickyKeyHash)}${hints(r)}` +
       `,"path":${str(r.path)},"model":${strOrNull(r.model)},"stream":${r.stream},"strategy":${str(r.strategy)},"ranking":${str(r.ranking)}` +
       `,"policy":{"ranking":${str(r.policy.ranking)},"preferPrimary":${r.policy.preferPrimary},"sessionAffinity":${r.policy.sessionAffinity}` +
       `,"sessionAffinityIdleTtlMs":${num(r.policy.sessionAffinityIdleTtlMs)},"spillInflight":${num(r.policy.spillInflight)},"quotaRouting":${r.policy.quotaRouting}}` +
@@ -169,6 +169,18 @@ function filterText(v: FilterVerdict): string {
     case 'over_sticky_threshold':
       return `{"code":"over_sticky_threshold","window":${str(v.window)},"used":${num(v.used)},"threshold":${num(v.threshold)}}`;
   }
+}
+
+/** The hint members (class, id hashes, compaction flag, unit), each left out when undefined, as JSON.stringify does. */
+function hints(r: DecisionRecord): string {
+  return (
+    `${r.requestClass === undefined ? '' : `,"requestClass":${str(r.requestClass)}`}` +
+    `${r.promptIdHash === undefined ? '' : `,"promptIdHash":${strOrNull(r.promptIdHash)}`}` +
+    `${r.agentIdHash === undefined ? '' : `,"agentIdHash":${strOrNull(r.agentIdHash)}`}` +
+    `${r.contextCompacted === undefined ? '' : `,"contextCompacted":${r.contextCompacted}`}` +
+    `${r.unitKey === undefined ? '' : `,"unitKey":${strOrNull(r.unitKey)}`}` +
+    `${r.unitSource === undefined ? '' : `,"unitSource":${str(r.unitSource)}`}`
+  );
 }
 
 function affinity(a: AffinityOutcome): string {

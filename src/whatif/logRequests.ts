@@ -31,6 +31,8 @@ export interface RawRequest {
   policyIndex: number;
   /** The session's bound account when it was planned. */
   boundAccount: string | null;
+  /** Not a conversation turn (class `auxiliary` or `compaction`; an older line without a class is a turn): it never binds. */
+  auxiliary: boolean;
 }
 
 /** A recorded usage with every count a non-negative number, or null when there is none. */

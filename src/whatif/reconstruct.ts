@@ -4,6 +4,7 @@
  * (only a compact entry per request, logRequests.ts). Pure. The rules: docs/whatif.md#reconstruction.
  */
 import { modelFamily } from '../quota/family';
+import { isAuxiliaryClass, recordedRequestClass } from '../routing/requestClass';
 import type { DecisionRecord, UsageRecord } from '../routing/decision';
 import { recordedPolicy } from '../routing/recordedPolicy';
 import { observeWeeklyWindows, ReportBuilder, reportEntry, type PolicyReport, type ReportEntry } from '../routing/report';
@@ -65,8 +66,7 @@ export class WorkloadBuilder {
 
   /**
    * One decision record (as `readDecisionRecord` gives it).
-   * @throws Error, having taken nothing of it, when it lacks what the simulation reads (a readable
-   * `ts`, `path`, `policy`, `candidates`)
+   * @throws Error, having taken nothing of it, when it lacks what the simulation reads (a readable `ts`, `path`, `policy`, `candidates`)
    */
   add(r: DecisionRecord): void {
     const atMs = Date.parse(r.ts);
@@ -107,6 +107,7 @@ export class WorkloadBuilder {
       visibleAtMs: t,
       policyIndex: this.policyOf(r),
       boundAccount: r.affinity?.boundAccount ?? null,
+      auxiliary: isAuxiliaryClass(recordedRequestClass(r.requestClass)),
     });
   }
 
@@ -161,10 +162,7 @@ export class WorkloadBuilder {
     return i;
   }
 
-  /**
-   * The reconstruction.
-   * @throws Error when no `/v1/messages` request was read (nothing to replay)
-   */
+  /** The reconstruction. @throws Error when no `/v1/messages` request was read (nothing to replay) */
   finish(): Reconstruction {
     if (this.requests.length === 0) throw new Error('the log holds no /v1/messages request to replay');
     this.entries.sort((a, b) => a.atMs - b.atMs);
@@ -234,6 +232,7 @@ export class WorkloadBuilder {
         policyIndex: r.policyIndex,
         recordedServedBy: r.servedBy,
         usageEstimated: estimated,
+        ...(r.auxiliary && { auxiliary: true }),
       };
     });
   }

@@ -242,9 +242,9 @@ class Replay {
     };
   }
 
-  /** Binds the session to its serving account, as the router binds at commit (src/proxy/pipeline/bind.ts). */
+  /** Binds the session to its serving account, as the router binds at commit (src/proxy/pipeline/bind.ts); an auxiliary request never binds. */
   private bind(req: WorkloadRequest, plan: RoutePlan, served: PlanAccount, attempted: ReadonlySet<string>, accounts: readonly PlanAccount[], t: number): void {
-    if (!req.session || served.fallback) return;
+    if (!req.session || served.fallback || req.auxiliary === true) return;
     const bound = this.affinity.get(req.session, t);
     const reallocated = plan.affinity.skippedReason === 'over_sticky_threshold';
     if (bound && bound.account !== served.id && !reallocated && !attempted.has(bound.account)) {

@@ -72,6 +72,8 @@ export interface WorkloadRequest {
   recordedServedBy: string | null;
   /** No usage was recorded (the request failed): its tokens were estimated from its session's neighbours. */
   usageEstimated: boolean;
+  /** Not a conversation turn (recorded class `auxiliary` or `compaction`, src/routing/requestClass.ts): it never binds, as live. Absent: a turn. */
+  auxiliary?: boolean;
 }
 
 /** Attempt results the simulator replays on the same account at the same time (each cools the account down). */

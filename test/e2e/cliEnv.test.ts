@@ -60,6 +60,7 @@ describe('e2e: claude-router env → a shell → real Claude Code', function () 
         `export CLAUDE_CODE_OAUTH_TOKEN="$(cat '${path.join(stateDir, 'client-key')}')"`,
         "export CLAUDE_CODE_SUBSCRIPTION_TYPE='max'",
         "export CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC='1'",
+        "export CLAUDE_CODE_GATEWAY_HINT_HEADERS='1'",
         `export NO_PROXY='${withLoopback(process.env.NO_PROXY ?? process.env.no_proxy)}'`,
         `export no_proxy='${withLoopback(process.env.NO_PROXY ?? process.env.no_proxy)}'`,
         '',

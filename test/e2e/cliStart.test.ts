@@ -152,6 +152,7 @@ describe('e2e: claude-router CLI', function () {
       assert.equal(env.ANTHROPIC_BASE_URL, url, out);
       assert.equal(env.CLAUDE_CODE_SUBSCRIPTION_TYPE, 'max', out);
       assert.equal(env.CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC, '1', out);
+      assert.equal(env.CLAUDE_CODE_GATEWAY_HINT_HEADERS, '1', out);
       // The key is not printed (a pasted line with it would stay in the shell's history): the
       // printed lines read it from its file.
       const keyFile = out.match(/^\s*export CLAUDE_CODE_OAUTH_TOKEN="\$\(cat '([^']+)'\)"$/m);

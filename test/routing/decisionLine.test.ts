@@ -71,6 +71,21 @@ describe('routing/decisionLine: the decision record written by hand', () => {
     assert.equal(new DecisionLineEncoder().encode(r), JSON.stringify(r));
   });
 
+  it('writes the hint members (class, id hashes, compaction flag, unit) exactly as JSON.stringify does, present or left out', () => {
+    const r = realRecord();
+    assert.deepEqual(
+      [r.requestClass, r.promptIdHash, r.agentIdHash, r.contextCompacted, r.unitKey, r.unitSource],
+      ['main', null, null, false, facts.stickyKeyHash, 'x-claude-code-session-id'],
+      'facts without hints read as a main request',
+    );
+    const encoder = new DecisionLineEncoder();
+    const sub: DecisionRecord = { ...r, requestClass: 'subagent', promptIdHash: 'fedcba9876543210', agentIdHash: '00112233445566ff', contextCompacted: true };
+    assert.equal(encoder.encode(sub), JSON.stringify(sub));
+    const older: DecisionRecord = { ...r };
+    for (const k of ['requestClass', 'promptIdHash', 'agentIdHash', 'contextCompacted', 'unitKey', 'unitSource'] as const) delete older[k];
+    assert.equal(encoder.encode(older), JSON.stringify(older));
+  });
+
   it('writes the waits of a request that waited exactly as JSON.stringify does', () => {
     const r = realRecord();
     r.waits = [

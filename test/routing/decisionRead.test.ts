@@ -5,6 +5,7 @@ import { readDecisionLogs } from '../../src/cli/logCommands';
 import { readDecisionRecord } from '../../src/routing/decisionRead';
 import { stickyKeyHash } from '../../src/routing/identify';
 import { computeReport } from '../../src/routing/report';
+import { recordedRequestClass } from '../../src/routing/requestClass';
 
 const FIXTURE = path.resolve(__dirname, '../../../test/fixtures/ranking-branches.jsonl');
 
@@ -28,6 +29,13 @@ describe('reading decision records of schema version 1 and 2', () => {
     const v2 = readDecisionRecord(JSON.parse(v1Lines[0]))!;
     assert.equal(readDecisionRecord(v2), v2);
     for (const bad of [null, 42, 'x', {}, { schemaVersion: 3, ts: 'x' }, { schemaVersion: 2 }]) assert.equal(readDecisionRecord(bad), null);
+  });
+
+  it('a record written before the hint members reads as a main request with no ids, and report takes it', () => {
+    const old = readDecisionRecord(JSON.parse(v1Lines[0]))!;
+    assert.equal(old.requestClass, undefined);
+    assert.equal(recordedRequestClass(old.requestClass), 'main');
+    assert.equal(computeReport([old, { ...old, requestId: 'x', requestClass: 'auxiliary', unitKey: old.stickyKeyHash }]).decisions, 2);
   });
 
   it('report counts the sessions of a version 1 log by their hashes', async () => {

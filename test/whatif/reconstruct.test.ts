@@ -52,6 +52,21 @@ describe('what-if: reconstructing the workload of a decision log', () => {
     }
   });
 
+  it('carries which requests are auxiliary (class auxiliary or compaction); a line without a class is a turn', () => {
+    const marked = lines.map((l, i) => {
+      const r = JSON.parse(l) as DecisionRecord;
+      if (r.path !== '/v1/messages') return l;
+      if (i % 3 === 0) delete r.requestClass;
+      else r.requestClass = i % 3 === 1 ? 'auxiliary' : 'compaction';
+      return JSON.stringify(r);
+    });
+    const byId = new Map(marked.map((l) => JSON.parse(l) as DecisionRecord).map((r) => [r.requestId, r.requestClass]));
+    for (const q of reconstruct(marked).workload.requests) {
+      const cls = byId.get(q.requestId);
+      assert.equal(q.auxiliary, cls === 'auxiliary' || cls === 'compaction' ? true : undefined, `${q.requestId}: ${cls}`);
+    }
+  });
+
   it("infers each account's allowance from how its utilisation moved against the tokens it served", () => {
     for (const given of truth.accounts) {
       const a = rec.workload.accounts.find((x) => x.label === given.label)!;

@@ -26,6 +26,15 @@ describe('what-if replay in virtual time', () => {
     assert.equal(report.sessions, 1);
   });
 
+  it('an auxiliary request (recorded class auxiliary or compaction) is served but never binds its session, as live', () => {
+    const accounts = [account('a', 0), account('b', 1)];
+    const run2 = (auxiliary: boolean) => run(workload(accounts, [request(0, 's1', { auxiliary }), request(MIN, 's1')]), policy({ sessionAffinity: true })).decisions;
+    const [aux, next] = run2(true);
+    assert.equal(aux.servedBy, 'a');
+    assert.equal(next.affinity.sessionBound, false, 'the auxiliary request left no binding');
+    assert.equal(run2(false)[1].affinity.sessionBound, true, 'a turn binds');
+  });
+
   it('two accounts whose 5-hour windows are small run dry under expiry-first: the rest is refused until a window resets', () => {
     const small = { fiveHourLimitTokens: 10_000 };
     // No session (no cache): each request counts its whole prompt and output, 900 + 100 tokens.

@@ -7,7 +7,10 @@
  * any stored login untouched; non-essential traffic (which would carry custom
  * headers, and the local key, to Anthropic directly) is switched off; and the loopback addresses
  * are added to the proxy bypass list, so a proxy in the user's environment never carries the
- * requests for the router (measured: docs/claude-code-client.md).
+ * requests for the router (measured: docs/claude-code-client.md). Claude Code's gateway hint headers
+ * are switched on (`CLAUDE_CODE_GATEWAY_HINT_HEADERS=1`): each request then says its class
+ * (`main`, `subagent`, `compaction`, `auxiliary`), its prompt id and, after a compaction, that the
+ * context was compacted — read into the decision record (docs/claude-code-client.md#request-classes).
  */
 
 import type { SubscriptionType } from '../../config/schema';
@@ -35,6 +38,8 @@ export function claudeCodeEnvironment(
     CLAUDE_CODE_OAUTH_TOKEN: clientKey,
     CLAUDE_CODE_SUBSCRIPTION_TYPE: subscriptionType,
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    // Each request names its class and prompt (measured with 2.1.328: docs/claude-code-client.md#request-classes).
+    CLAUDE_CODE_GATEWAY_HINT_HEADERS: '1',
     // An HTTPS_PROXY of the user's would otherwise carry the requests for the loopback router, and the key (docs/claude-code-client.md).
     NO_PROXY: noProxy,
     no_proxy: noProxy,

@@ -59,6 +59,16 @@ export interface ClientHead {
   /** `x-claude-code-session-id`, raw. */
   sessionId: string | undefined;
   /**
+   * Claude Code's gateway hint headers, raw, first line each (forwarded as they are; read by
+   * src/routing/requestClass.ts, observed values in docs/claude-code-client.md#request-classes):
+   * `x-claude-code-request-class`, `x-claude-code-prompt-id`, `x-claude-code-agent-id`,
+   * `x-claude-code-context-compacted`.
+   */
+  requestClass: string | undefined;
+  promptId: string | undefined;
+  agentId: string | undefined;
+  contextCompacted: string | undefined;
+  /**
    * The headers to forward upstream, as a flat `[name, value, …]` list with lower-case names,
    * in the client's order, repeated list headers as separate lines (RFC 9110 §5.3: the same as
    * one comma-joined line), {@link FIRST_ONLY} ones once: everything but {@link DROP} and the
@@ -80,6 +90,10 @@ export function readClientHead(raw: readonly string[]): ClientHead {
     contentLength: undefined,
     expect: undefined,
     sessionId: undefined,
+    requestClass: undefined,
+    promptId: undefined,
+    agentId: undefined,
+    contextCompacted: undefined,
     forward: [],
     betas: [],
   };
@@ -113,6 +127,12 @@ export function readClientHead(raw: readonly string[]): ClientHead {
       case 'x-claude-code-session-id':
         head.sessionId ??= value;
         break;
+      case 'x-claude-code-request-class':
+      case 'x-claude-code-prompt-id':
+      case 'x-claude-code-agent-id':
+      case 'x-claude-code-context-compacted':
+        readHint(head, name, value);
+        break; // forwarded as they are
       case 'connection':
         connection = connection === undefined ? value : `${connection},${value}`;
         continue;
@@ -139,6 +159,14 @@ export function readClientHead(raw: readonly string[]): ClientHead {
     if (named.has('anthropic-beta')) head.betas = [];
   }
   return head;
+}
+
+/** Keeps the first line of one of Claude Code's hint headers (`name` lower case, one of the four). */
+function readHint(head: ClientHead, name: string, value: string): void {
+  if (name === 'x-claude-code-request-class') head.requestClass ??= value;
+  else if (name === 'x-claude-code-prompt-id') head.promptId ??= value;
+  else if (name === 'x-claude-code-agent-id') head.agentId ??= value;
+  else head.contextCompacted ??= value;
 }
 
 /** Headers a client named in `Connection`; undefined for the usual `keep-alive`/`close`. */

@@ -3,26 +3,30 @@
  * its session is bound to the account that serves it (before a stream ends,
  * so the session's next request finds the binding) — or, when another account
  * than its bound one served, the rule table of src/routing/rebind.ts decides
- * whether the binding follows.
+ * whether the binding follows. A request that is not a conversation turn (class `auxiliary` or
+ * `compaction`, src/routing/requestClass.ts) never binds.
  */
 import type { AttemptRecord } from '../../routing/decision';
 import { bindingFollows, boundSituation, type BoundSituation } from '../../routing/rebind';
 import type { PlanAccount } from '../../routing/plan';
 import { rebindModeOf, strategyFor } from '../../routing/planner/strategies/registry';
+import { isAuxiliaryClass } from '../../routing/requestClass';
 import type { RequestContext } from './context';
 import { accountMetrics } from './eligibility';
 
 /**
  * Binds the session of a Messages call to `served`, unless the rule table keeps its bound account
  * (a blip of that account; a longer transient failure in `on-quota`; a bound account this request
- * never tried — it only overflowed a cap); a kept binding is renewed. Fallbacks never bind.
+ * never tried — it only overflowed a cap); a kept binding is renewed. Fallbacks never bind, nor do
+ * auxiliary requests (they are planned like any other, but leave the binding as it was).
  * @param attempted labels of the accounts this request tried
  * @param attempts this request's attempt records so far
  */
 export function bindOnCommit(ctx: RequestContext, served: PlanAccount, attempted: ReadonlySet<string>, attempts: readonly AttemptRecord[]): void {
   const sessionId = ctx.info.sticky.keyHash;
   const { policy } = ctx.generation.config;
-  if (ctx.route !== 'messages' || !sessionId || served.fallback || !policy.sessionAffinity || !strategyFor(policy.strategy).bindsSessions) return;
+  if (ctx.route !== 'messages' || !sessionId || served.fallback || isAuxiliaryClass(ctx.requestClass)) return;
+  if (!policy.sessionAffinity || !strategyFor(policy.strategy).bindsSessions) return;
   // A reload may have switched affinity off (clearing the store) or removed the account
   // while this request ran: then it must not bind.
   const s = ctx.services;

@@ -11,6 +11,7 @@ import type { AttemptRecord, DecisionOutcome, UsageRecord, WaitRecord } from '..
 import type { MetricsParams } from '../../routing/metrics';
 import { NO_STICKY_KEY } from '../../routing/identify';
 import type { PlanAccount, RoutePlan } from '../../routing/plan';
+import type { RequestClass } from '../../routing/requestClass';
 import type { BodyBudget, RequestBody } from '../http/body';
 import type { LiveStreams } from '../relay/streamRelay';
 import type { ClientHead } from '../http/clientHead';
@@ -123,6 +124,14 @@ export class RequestContext {
   body!: RequestBody;
   /** identifySession: model, sticky key (hashed), stream flag. */
   info: RequestInfo = NO_INFO;
+  /** identifySession: the class its `x-claude-code-request-class` names (src/routing/requestClass.ts); `main` without one. */
+  requestClass: RequestClass = 'main';
+  /** identifySession: hash of its `x-claude-code-prompt-id` (as a session id's), or null. */
+  promptIdHash: string | null = null;
+  /** identifySession: hash of its `x-claude-code-agent-id` (a sub-agent's), or null. */
+  agentIdHash: string | null = null;
+  /** identifySession: it carried `x-claude-code-context-compacted` (the first request after a compaction). */
+  contextCompacted = false;
   /** plan: the metrics parameters of this request's model. */
   params!: MetricsParams;
   /** plan */

@@ -25,6 +25,10 @@ describe('the terminal environment for Claude Code', () => {
     assert.deepEqual(out.split('\n').slice(0, 4), ['http://127.0.0.1:48290', 'clr-key', 'pro', `it's "odd" $HOME`]);
   });
 
+  it("switches Claude Code's gateway hint headers on, so each request names its class (docs/claude-code-client.md#request-classes)", () => {
+    assert.equal(env.CLAUDE_CODE_GATEWAY_HINT_HEADERS, '1');
+  });
+
   it('keeps the proxy bypass list the terminal had and adds the loopback addresses once, so no proxy of the user carries the router traffic', () => {
     assert.equal(env.NO_PROXY, '127.0.0.1,localhost,::1');
     const kept = claudeCodeEnvironment('http://127.0.0.1:1', 'k', 'max', { NO_PROXY: ' intranet.example, localhost ,, .corp' });
@@ -42,6 +46,7 @@ describe('the terminal environment for Claude Code', () => {
         "$env:CLAUDE_CODE_OAUTH_TOKEN = 'clr-key'",
         "$env:CLAUDE_CODE_SUBSCRIPTION_TYPE = 'pro'",
         "$env:CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = '1'",
+        "$env:CLAUDE_CODE_GATEWAY_HINT_HEADERS = '1'",
         "$env:NO_PROXY = '127.0.0.1,localhost,::1'",
         "$env:no_proxy = '127.0.0.1,localhost,::1'",
       ].join('\n'),
@@ -54,6 +59,7 @@ describe('the terminal environment for Claude Code', () => {
         'set "CLAUDE_CODE_OAUTH_TOKEN=clr-key"',
         'set "CLAUDE_CODE_SUBSCRIPTION_TYPE=pro"',
         'set "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"',
+        'set "CLAUDE_CODE_GATEWAY_HINT_HEADERS=1"',
         'set "NO_PROXY=127.0.0.1,localhost,::1"',
         'set "no_proxy=127.0.0.1,localhost,::1"',
       ].join('\n'),

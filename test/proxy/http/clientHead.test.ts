@@ -161,4 +161,26 @@ describe('proxy/clientHead: the client request head from the raw header list', (
       { numRuns: 300, seed: 7 },
     );
   });
+
+  it("reads Claude Code's hint headers (first line each, any case) and forwards them as they are", () => {
+    const h = readClientHead([
+      'X-Claude-Code-Request-Class',
+      'subagent',
+      'x-claude-code-prompt-id',
+      'p1',
+      'x-claude-code-agent-id',
+      'a1',
+      'x-claude-code-agent-id',
+      'a2',
+      'x-claude-code-context-compacted',
+      'manual',
+    ]);
+    assert.deepEqual([h.requestClass, h.promptId, h.agentId, h.contextCompacted], ['subagent', 'p1', 'a1', 'manual']);
+    assert.deepEqual(
+      pairs(h.forward).map(([n]) => n),
+      ['x-claude-code-request-class', 'x-claude-code-prompt-id', 'x-claude-code-agent-id', 'x-claude-code-agent-id', 'x-claude-code-context-compacted'],
+    );
+    const none = readClientHead(['content-type', 'application/json']);
+    assert.deepEqual([none.requestClass, none.promptId, none.agentId, none.contextCompacted], [undefined, undefined, undefined, undefined]);
+  });
 });

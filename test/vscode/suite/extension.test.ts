@@ -271,16 +271,15 @@ describe('Claude Router in the extension host', function () {
     const out = path.join(mkdtempSync(path.join(os.tmpdir(), 'router-term-')), 'env.txt');
     const terminal = vscode.window.createTerminal({ name: 'router-env-test' });
     try {
-      terminal.sendText(`printf '%s\\n%s\\n%s\\n' "$ANTHROPIC_BASE_URL" "$CLAUDE_CODE_OAUTH_TOKEN" "$CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC" > '${out}'`);
+      // A temporary path: no space or quote to escape.
+      terminal.sendText(`printf '%s\\n' "$ANTHROPIC_BASE_URL" "$CLAUDE_CODE_OAUTH_TOKEN" "$CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC" "$CLAUDE_CODE_GATEWAY_HINT_HEADERS" >${out}`);
       const text = await eventually(
-        () => (existsSync(out) && readFileSync(out, 'utf8').split('\n').length >= 3 ? readFileSync(out, 'utf8') : undefined),
+        () => (existsSync(out) && readFileSync(out, 'utf8').split('\n').length >= 4 ? readFileSync(out, 'utf8') : undefined),
         15_000,
         'the terminal output',
       );
-      const [url, key, traffic] = text.split('\n');
-      assert.equal(url, a.url());
-      assert.equal(key, a.clientKey());
-      assert.equal(traffic, '1');
+      const [url, key, traffic, hints] = text.split('\n');
+      assert.deepEqual([url, key, traffic, hints], [a.url(), a.clientKey(), '1', '1'], 'base URL, key, no non-essential traffic, hint headers on');
     } finally {
       terminal.dispose();
     }
@@ -301,6 +300,7 @@ describe('Claude Router in the extension host', function () {
       const posix = await vscode.commands.executeCommand<string>('claudeRouter.copyTerminalEnvironment', 'posix');
       assert.equal(await vscode.env.clipboard.readText(), posix);
       assert.match(posix, /^export CLAUDE_CODE_SUBSCRIPTION_TYPE='pro'$/m);
+      assert.match(posix, /^export CLAUDE_CODE_GATEWAY_HINT_HEADERS='1'$/m);
       assert.match(posix, new RegExp(`^export CLAUDE_CODE_OAUTH_TOKEN='${a.clientKey()}'$`, 'm'));
       assert.match(
         await vscode.commands.executeCommand<string>('claudeRouter.copyTerminalEnvironment', 'powershell'),
